@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sched-lb-rs entry points. The two a newcomer needs:
+#   make run    patch, build and boot Debian's 6.12 with the Rust module
+#   make test   every test, from cargo to KUnit in QEMU (what CI runs)
+# KDIR=/path uses another built, Rust-enabled kernel tree that carries the
+# series instead of the project's own (make run/test then skip the kernel).
+#
+# Kbuild reads ./Kbuild, not this file, when it builds the module.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+.PHONY: help setup kernel module run test cargo-test script-test checkpatch \
+	check-series guest-test clean distclean
+
+help:
+	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
+	@echo "make test          all tests (cargo, scripts, checkpatch, KUnit in QEMU)"
+	@echo "make setup         install packages, rust-src, bindgen-cli"
+	@echo "make kernel        unpack linux-source-6.12, git am patches/, build"
+	@echo "make module        build sched_lb_rs.ko against KDIR"
+	@echo "make check-series  build the kernel after each patch (bisectability)"
+
+setup:
+	@scripts/setup.sh
+
+kernel:
+	@scripts/prepare-kernel.sh
+	@scripts/build-kernel.sh
+
+module:
+	@scripts/build-module.sh
+
+run:
+	@scripts/run.sh
+
+test:
+	@scripts/test.sh
+
+cargo-test:
+	cargo test --workspace
+
+script-test:
+	@tests/scripts.sh
+
+checkpatch:
+	@scripts/checkpatch.sh
+
+check-series:
+	@scripts/check-series.sh
+
+clean:
+	rm -f *.ko *.o *.mod *.mod.c modules.order Module.symvers .*.cmd
+	rm -f rust/*.o rust/.*.cmd rust/*.d kunit/*.o kunit/.*.cmd
+
+distclean: clean
+	rm -rf .cache target

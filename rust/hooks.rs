@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! All FFI glue between `<linux/sched/lb_hooks.h>` and the policy rules.
+//!
+//! The types come from bindgen (`kernel::bindings`), never from a copy: the
+//! series adds the header to `rust/bindings/bindings_helper.h`. Each
+//! `extern "C"` callback converts its argument struct into plain values,
+//! calls one pure function of `crate::policy` and converts the answer back.
+//! Nothing here keeps state, sleeps, allocates or locks: the callbacks run
+//! inside the load balancer with preemption disabled.
+
+use kernel::bindings;
+use kernel::prelude::*;
+
+use crate::policy::idle_cpus::{self, IdleCpusFlags};
+
+/// The ABI this module was built against.
+pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
+
+/// `struct sched_lb_ops` made shareable. It holds a pointer to a static
+/// string and function pointers, none of which is ever written after
+/// initialisation.
+#[repr(transparent)]
+struct OpsTable(bindings::sched_lb_ops);
+
+// SAFETY: the table is immutable after static initialisation and every
+// pointer in it refers to `'static` data or code.
+unsafe impl Sync for OpsTable {}
+
+static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
+    abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
+    // The C side checks this against its own sizeof(): a module built
+    // against another layout is refused at registration.
+    size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+    name: c"sched_lb_rs".as_ptr().cast(),
+    idle_cpus_balanced: Some(idle_cpus_balanced),
+});
+
+/// The table this module registers, for the KUnit suites.
+#[cfg(CONFIG_KUNIT)]
+pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
+    &OPS.0
+}
+
+/// Seed 000: the idle-CPU imbalance test of
+/// `sched_balance_find_src_group()`.
+///
+/// # Safety
+///
+/// `args` points to a valid `struct sched_lb_idle_cpus_args`, which the C
+/// shim builds on its stack for the duration of the call.
+unsafe extern "C" fn idle_cpus_balanced(args: *const bindings::sched_lb_idle_cpus_args) -> bool {
+    // SAFETY: the caller guarantees `args` is valid for reads (see above).
+    let a = unsafe { &*args };
+    idle_cpus::decide(
+        a.local_idle_cpus,
+        a.busiest_idle_cpus,
+        a.llc_size,
+        IdleCpusFlags {
+            balance_idle_cpus: a.balance_idle_cpus,
+            balance_idle_llc2: a.balance_idle_llc2,
+        },
+    )
+}
+
+/// Owns the registration of [`OPS`]; dropping it unregisters the table.
+pub(crate) struct Registration(());
+
+impl Registration {
+    /// Publishes the table and enables the static key.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: `OPS` is a valid, fully initialised table that lives for
+        // the lifetime of the module, and `Drop` unregisters it before the
+        // module text and data are freed.
+        let ret = unsafe { bindings::sched_lb_ops_register(&OPS.0) };
+        if ret != 0 {
+            pr_err!(
+                "sched_lb_ops_register() failed ({}): kernel and module disagree on the lb_hooks ABI, or another policy is registered\n",
+                ret
+            );
+            return Err(Error::from_errno(ret));
+        }
+        Ok(Registration(()))
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: `OPS` was registered by `new()`; unregistering disables
+        // the key and waits for an RCU grace period, after which no CPU
+        // runs a callback of ours.
+        unsafe { bindings::sched_lb_ops_unregister(&OPS.0) };
+    }
+}

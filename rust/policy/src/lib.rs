@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Pure policy rules of sched-lb-rs.
+//!
+//! Every threshold, budget and selection rule that the patch series makes
+//! replaceable in `kernel/sched/fair.c` lives here as a small pure function,
+//! one rule per file with its tests beside it. The crate has no `unsafe`,
+//! no allocation and no kernel types, so the same source is:
+//!
+//! - compiled into the kernel module (`rust/sched_lb.rs` includes each file
+//!   with `#[path]`, because an out-of-tree module is a single crate),
+//! - unit- and property-tested here with `cargo test`,
+//! - and called by the userspace simulator and benchmarks.
+//!
+//! Files refer to each other only through `super::`, which resolves to this
+//! crate root here and to the `policy` module inside the kernel module.
+//!
+//! All arithmetic is saturating, wrapping or checked, and says which: the
+//! kernel builds this code with `CONFIG_RUST_OVERFLOW_CHECKS=y`, where an
+//! overflowing `+` would panic inside the scheduler.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod idle_cpus;

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! sched-lb-rs: load-balance policies in Rust for `kernel/sched/fair.c`.
+//!
+//! Registers a `struct sched_lb_ops` table (patch 0001 of `patches/`, the
+//! `<linux/sched/lb_hooks.h>` ABI) whose callbacks run the pure rules of
+//! `rust/policy`. Loading the module enables the hooks; the `sched_feat`
+//! flags in `/sys/kernel/debug/sched/features` then select each policy.
+//! Unloading disables the hooks and waits for RCU before the text goes.
+//!
+//! Built out of tree with the top-level `Kbuild` against a kernel carrying
+//! the series (`CONFIG_SCHED_LB_HOOKS=y`). With `CONFIG_KUNIT` the module
+//! also carries the KUnit suites, which run when it is loaded.
+
+use kernel::prelude::*;
+
+mod hooks;
+#[cfg(CONFIG_KUNIT)]
+mod kunit;
+
+/// The pure rules, the same files `cargo test` checks in `rust/policy`.
+#[allow(dead_code, unreachable_pub)]
+mod policy {
+    #[path = "../policy/src/idle_cpus.rs"]
+    pub(crate) mod idle_cpus;
+}
+
+module! {
+    type: SchedLb,
+    name: "sched_lb_rs",
+    author: "sched-lb-rs developers",
+    description: "Rust load-balance policies for the lb_hooks patch series",
+    license: "GPL",
+}
+
+struct SchedLb {
+    _hooks: hooks::Registration,
+}
+
+impl kernel::Module for SchedLb {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let hooks = hooks::Registration::new()?;
+        pr_info!("policies registered (lb_hooks ABI {})\n", hooks::ABI_VERSION);
+        Ok(SchedLb { _hooks: hooks })
+    }
+}

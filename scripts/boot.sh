@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boots the test kernel with the module in QEMU (TCG), runs a guest plan
+# and checks what the guest printed:
+#   - KUnit: the KTAP the module's suites print at insmod, parsed by the
+#     kernel's own tools/testing/kunit/kunit.py;
+#   - every "SLB: FAIL" line the guest init printed;
+#   - any BUG:, WARNING:, Oops or lockdep report in the console log.
+# Usage: boot.sh NAME "PLAN" [QEMU -smp spec]
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+name=$1 plan=$2
+smp=${3:-${SLB_SMP:-4,sockets=2,cores=2,threads=1}}
+# The flags of the series that the guest round-trips; one per policy.
+flags=${SLB_FLAGS:-$(cat "$SLB_ROOT/kunit/flags")}
+kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
+timeout_s=${SLB_BOOT_TIMEOUT:-600}
+
+need_tool qemu-system-x86_64
+[ -f "$kernel" ] || die "no kernel at $kernel: run 'make kernel'"
+mkdir -p "$SLB_LOGS"
+log_file="$SLB_LOGS/$name.console.log"
+initrd="$SLB_CACHE/$name.cpio"
+
+stage "guest $name"
+"$SLB_ROOT/scripts/mkinitramfs.sh" "$initrd" "$plan" "$flags"
+# TCG only: KVM guests hang after the BIOS on these machines.
+rc=0
+timeout --foreground "$timeout_s" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu max -m 2G \
+	-smp "$smp" \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic sched_verbose loglevel=7" \
+	-nographic -no-reboot -monitor none -serial stdio \
+	< /dev/null > "$log_file" 2>&1 || rc=$?
+tr -d '\r' < "$log_file" > "$log_file.tmp" && mv "$log_file.tmp" "$log_file"
+stage_end
+[ $rc = 124 ] && die "guest $name timed out after ${timeout_s}s (log: $log_file)"
+[ $rc = 0 ] || die "QEMU exited with $rc (log: $log_file)"
+grep -q '^SLB: done' "$log_file" || die "guest $name did not finish its plan (log: $log_file)"
+
+failed=0
+if grep -q '^SLB: FAIL' "$log_file"; then
+	grep '^SLB: FAIL' "$log_file" >&2
+	failed=1
+fi
+if grep -nE 'BUG:|WARNING:|Oops|INFO: possible|possible recursive locking|circular locking dependency|suspicious RCU usage|inconsistent lock state|Kernel panic' "$log_file" >&2; then
+	warn "guest $name: kernel splat in the console log (above)"
+	failed=1
+fi
+
+case " $plan " in
+*" kunit "*)
+	# Our own begin/end markers bound the KTAP of the module's suites; the
+	# built-in executor prints an empty "1..0" document at boot, before them.
+	ktap="$SLB_LOGS/$name.ktap"
+	sed -n '/SLB: kunit begin/,/SLB: kunit end/p' "$log_file" > "$ktap"
+	if ! python3 "$SLB_SRC/tools/testing/kunit/kunit.py" parse "$ktap" | tee "$SLB_LOGS/$name.kunit.txt"; then
+		failed=1
+	fi
+	;;
+esac
+grep '^SLB: ' "$log_file" | grep -v '^SLB: FAIL' || true
+[ $failed = 0 ] || die "guest $name failed (log: $log_file)"
+log "guest $name passed"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the patched test kernel out of tree (O=$SLB_OUT) with LLVM=1 and
+# the project's config fragment kunit/.kunitconfig. The fragment is checked
+# after olddefconfig: an option Kconfig silently dropped is an error here,
+# not a mystery in the guest.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+for t in clang ld.lld rustc bindgen make; do need_tool "$t"; done
+[ -d "$SLB_SRC/.git" ] || die "no kernel tree in $SLB_SRC: run scripts/prepare-kernel.sh"
+mkdir -p "$SLB_OUT" "$SLB_LOGS"
+frag="$SLB_ROOT/kunit/.kunitconfig"
+
+stage "kernel config"
+cd "$SLB_SRC"
+kmake O="$SLB_OUT" rustavailable >/dev/null ||
+	die "rustc/bindgen/libclang are not usable for this tree ('make LLVM=1 rustavailable' failed)"
+want=$(grep '^CONFIG_' "$frag" | sort)
+if [ ! -f "$SLB_OUT/.config" ] || [ "$want" != "$(cat "$SLB_OUT/.sched-lb-frag" 2>/dev/null)" ]; then
+	grep '^CONFIG_' "$frag" > "$SLB_OUT/.config"
+	echo "$want" > "$SLB_OUT/.sched-lb-frag"
+fi
+kmake O="$SLB_OUT" olddefconfig
+missing=0
+while read -r line; do
+	case "$line" in
+	*=n) grep -q "^${line%=n}=" "$SLB_OUT/.config" && { warn "config fragment line not honoured: $line"; missing=1; } ;;
+	*) grep -qxF "$line" "$SLB_OUT/.config" || { warn "config fragment line not honoured: $line"; missing=1; } ;;
+	esac
+done <<< "$want"
+[ $missing = 0 ] || die "kunit/.kunitconfig asks for options Kconfig would not set (see above)"
+
+stage "kernel build"
+log "building $(kmake -C "$SLB_SRC" O="$SLB_OUT" kernelrelease 2>/dev/null) (log: $SLB_LOGS/kernel-build.log)"
+if ! kmake O="$SLB_OUT" all > "$SLB_LOGS/kernel-build.log" 2>&1; then
+	tail -40 "$SLB_LOGS/kernel-build.log" >&2
+	die "kernel build failed; full log in $SLB_LOGS/kernel-build.log"
+fi
+stage_end
+log "kernel: $SLB_OUT/arch/x86/boot/bzImage"

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the sched-lb-rs scripts: paths, pinned versions, stage timing.
+# Sourced, never executed.
+
+SLB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=../kernel.version
+. "$SLB_ROOT/kernel.version"
+
+# Build trees live here; ignored by git and reused between runs.
+SLB_CACHE=${SLB_CACHE:-$SLB_ROOT/.cache}
+SLB_SRC=${SLB_SRC:-$SLB_CACHE/linux-src}
+SLB_OUT=${SLB_OUT:-$SLB_CACHE/linux-build}
+SLB_INITRAMFS=${SLB_INITRAMFS:-$SLB_CACHE/initramfs}
+SLB_LOGS=${SLB_LOGS:-$SLB_CACHE/logs}
+export PATH="$HOME/.cargo/bin:$PATH"
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+
+_slb_stage_name=""
+_slb_stage_t0=0
+
+log() { printf '[sched-lb-rs] %s\n' "$*" >&2; }
+warn() { printf '[sched-lb-rs] WARNING: %s\n' "$*" >&2; }
+die() { printf '[sched-lb-rs] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# stage NAME: closes the previous stage (printing its time) and opens NAME.
+stage() {
+	stage_end
+	_slb_stage_name=$1
+	_slb_stage_t0=$(date +%s)
+	log "==> stage: $1"
+}
+
+stage_end() {
+	if [ -n "$_slb_stage_name" ]; then
+		local t=$(( $(date +%s) - _slb_stage_t0 ))
+		printf '[sched-lb-rs] <== stage %-28s %4ds\n' "$_slb_stage_name" "$t" >&2
+		mkdir -p "$SLB_LOGS"
+		printf '%s %d\n' "$_slb_stage_name" "$t" >> "$SLB_LOGS/stage-times"
+		_slb_stage_name=""
+	fi
+}
+
+need_tool() {
+	command -v "$1" >/dev/null 2>&1 ||
+		die "required tool '$1' not found; run 'make setup' (scripts/setup.sh) first"
+}
+
+# One make invocation for the kernel and the module, so both are built with
+# the same LLVM toolchain and rustc (a module must match its kernel's).
+SLB_JOBS=${SLB_JOBS:-$(nproc)}
+kmake() {
+	local cc=clang
+	command -v ccache >/dev/null 2>&1 && cc="ccache clang"
+	make -s ARCH=x86_64 LLVM=1 CC="$cc" -j"$SLB_JOBS" "$@"
+}

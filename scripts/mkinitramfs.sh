@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Packs the test guest's initramfs: static busybox, scripts/guest/init, the
+# module, and the plan (which steps to run) and flag list it is told.
+#   mkinitramfs.sh OUT.cpio "PLAN" "FLAGS"
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+out=$1 plan=$2 flags=$3
+bb=/bin/busybox
+[ -x "$bb" ] && "$bb" --list | grep -qx insmod ||
+	die "static busybox not found at $bb: run 'make setup' (package busybox-static)"
+ko="$SLB_ROOT/sched_lb_rs.ko"
+[ -f "$ko" ] || die "$ko not built: run 'make module'"
+need_tool cpio
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,slb}
+cp "$bb" "$root/bin/busybox"
+for a in $("$bb" --list); do
+	[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
+done
+install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
+cp "$ko" "$root/slb/"
+echo "$plan" > "$root/slb/plan"
+echo "$flags" > "$root/slb/flags"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Installs everything sched-lb-rs needs on a fresh Debian 12 machine, as root:
+# Debian packages (LLVM toolchain, QEMU, busybox, kernel build deps and the
+# pinned linux-source-6.12), the rust-src component and bindgen-cli.
+# Idempotent: each stage checks before it installs. Prints each stage's time.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+DEB_PKGS=(
+	build-essential bc bison flex cpio kmod rsync xz-utils python3
+	libelf-dev libssl-dev python3-ply
+	clang lld llvm libclang-dev
+	ccache
+	qemu-system-x86 busybox-static
+	rt-tests
+)
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+stage "apt packages"
+missing=()
+for p in "${DEB_PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing: ${missing[*]}"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+	log "all Debian packages present"
+fi
+
+stage "kernel source package"
+have=$(dpkg-query -W -f='${Version}' "$LINUX_SOURCE_PKG" 2>/dev/null || true)
+if [ "$have" = "$LINUX_SOURCE_VERSION" ]; then
+	log "$LINUX_SOURCE_PKG $have present"
+else
+	as_root apt-get update -qq
+	if apt-cache madison "$LINUX_SOURCE_PKG" | awk '{print $3}' | grep -qxF "$LINUX_SOURCE_VERSION"; then
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			"$LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION"
+	else
+		warn "the archive no longer serves $LINUX_SOURCE_PKG=$LINUX_SOURCE_VERSION (pinned in kernel.version)"
+		warn "falling back to the newest $LINUX_SOURCE_PKG; the series is kept applying to it"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$LINUX_SOURCE_PKG"
+	fi
+fi
+
+stage "rust toolchain"
+need_tool rustup
+rustup component list --installed 2>/dev/null | grep -q '^rust-src' ||
+	rustup component add rust-src
+for c in rustfmt clippy; do
+	rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" || true
+done
+
+stage "bindgen-cli"
+if ! command -v bindgen >/dev/null 2>&1; then
+	cargo install --locked bindgen-cli
+else
+	log "$(bindgen --version)"
+fi
+
+stage_end
+log "setup complete"

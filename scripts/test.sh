@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every test of sched-lb-rs, fast to real, each stage timed:
+#   1. cargo test: unit and property tests of rust/policy
+#   2. tests/scripts.sh: the host scripts refuse bad input
+#   3. checkpatch --strict on the series
+#   4. the kernel and module build (KDIR= to use another tree)
+#   5. QEMU: KUnit suites at insmod (parsed by kunit.py), every flag
+#      round-tripped in debugfs and flipped under load, an unknown name
+#      refused, the module unloaded, no splat in the log.
+# Ends with one "N passed, M failed" line over all of them.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$SLB_LOGS"
+rm -f "$SLB_LOGS/stage-times"
+t0=$(date +%s)
+
+"$SLB_ROOT/scripts/setup.sh"
+
+stage "cargo test"
+cargo test --workspace --locked 2>&1 | tee "$SLB_LOGS/cargo-test.log"
+cargo_pass=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\1/p' "$SLB_LOGS/cargo-test.log" | paste -sd+ | bc)
+cargo_fail=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\2/p' "$SLB_LOGS/cargo-test.log" | paste -sd+ | bc)
+
+stage "script tests"
+"$SLB_ROOT/tests/scripts.sh" | tee "$SLB_LOGS/script-test.log"
+script_pass=$(sed -n 's/^scripts: \([0-9]*\) passed.*/\1/p' "$SLB_LOGS/script-test.log")
+
+"$SLB_ROOT/scripts/prepare-kernel.sh"
+"$SLB_ROOT/scripts/checkpatch.sh"
+if [ -z "${KDIR:-}" ]; then
+	"$SLB_ROOT/scripts/build-kernel.sh"
+else
+	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
+fi
+"$SLB_ROOT/scripts/build-module.sh"
+"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains load unload"
+
+kunit_line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$SLB_LOGS/test.kunit.txt" | tail -1)
+kunit_pass=$(sed -n 's/.*passed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
+kunit_fail=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
+kunit_skip=$(sed -n 's/.*skipped: \([0-9]*\).*/\1/p' <<< "$kunit_line")
+[ -n "$kunit_pass" ] && [ "$kunit_pass" -gt 0 ] || die "kunit.py reported no passed KUnit case"
+[ -z "$kunit_skip" ] || [ "$kunit_skip" = 0 ] || die "KUnit skipped $kunit_skip cases"
+guest_pass=$(grep -cE '^SLB: (flag .* ok|unknown feature refused ok|module unloaded ok|load done)' "$SLB_LOGS/test.console.log")
+stage_end
+
+echo
+echo "==================== sched-lb-rs test summary ===================="
+echo "cargo:   $cargo_pass passed, $cargo_fail failed"
+echo "scripts: $script_pass passed"
+echo "KUnit:   ${kunit_line#*] }"
+echo "guest:   $guest_pass checks passed"
+echo "stage times (s):"
+sed 's/^/  /' "$SLB_LOGS/stage-times"
+echo "total: $(( $(date +%s) - t0 ))s"
+echo "sched-lb-rs: $((cargo_pass + script_pass + kunit_pass + guest_pass)) passed, $((cargo_fail + ${kunit_fail:-0})) failed"

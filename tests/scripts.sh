@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of the host scripts' refusals: each bad input must fail with a clear
+# message and change nothing. Needs no kernel build; runs in seconds.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# expect_fail NAME PATTERN CMD...: CMD must exit non-zero and print PATTERN.
+expect_fail() {
+	local name=$1 pat=$2
+	shift 2
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && grep -qE "$pat" <<< "$out"; then
+		echo "ok - $name"
+		pass=$((pass + 1))
+	else
+		echo "not ok - $name (rc=$rc)"
+		sed 's/^/#   /' <<< "$out"
+		fail=$((fail + 1))
+	fi
+}
+
+# A fake kernel tree at each stage of readiness.
+mk_kdir() {
+	local d="$tmp/$1"
+	mkdir -p "$d/rust"
+	touch "$d/Makefile"
+	printf '%s\n' "${@:2}" > "$d/.config"
+	echo "$d"
+}
+
+expect_fail "KDIR missing" "KDIR=.* does not exist" \
+	env KDIR="$tmp/nope" "$root/scripts/build-module.sh"
+d=$(mkdir -p "$tmp/empty" && echo "$tmp/empty")
+expect_fail "KDIR not configured" "not a configured kernel tree" \
+	env KDIR="$d" "$root/scripts/build-module.sh"
+d=$(mk_kdir norust 'CONFIG_SMP=y' '# CONFIG_RUST is not set')
+expect_fail "KDIR not Rust-enabled" "is not Rust-enabled" \
+	env KDIR="$d" "$root/scripts/build-module.sh"
+d=$(mk_kdir unpatched 'CONFIG_RUST=y' 'CONFIG_SMP=y')
+expect_fail "KDIR without the series" "does not carry the sched-lb-rs series" \
+	env KDIR="$d" "$root/scripts/build-module.sh"
+d=$(mk_kdir unbuilt 'CONFIG_RUST=y' 'CONFIG_SCHED_LB_HOOKS=y')
+expect_fail "KDIR configured but not built" "configured but not built" \
+	env KDIR="$d" "$root/scripts/build-module.sh"
+d=$(mk_kdir otherrustc 'CONFIG_RUST=y' 'CONFIG_SCHED_LB_HOOKS=y' \
+	'CONFIG_RUSTC_VERSION_TEXT="rustc 0.0.0 (000000000 1970-01-01)"')
+touch "$d/rust/libkernel.rmeta" "$d/Module.symvers"
+expect_fail "KDIR built with another rustc" "built with 'rustc 0.0.0" \
+	env KDIR="$d" "$root/scripts/build-module.sh"
+[ -z "$(ls -A "$tmp/nope" 2>/dev/null)" ] && [ ! -e "$tmp/nope" ] &&
+	{ echo "ok - refused KDIR left untouched"; pass=$((pass + 1)); } ||
+	{ echo "not ok - refused KDIR was created"; fail=$((fail + 1)); }
+
+# A missing tool is named, with what to do about it.
+bin="$tmp/bin"
+mkdir -p "$bin"
+for t in bash env dirname cat grep sed date mkdir printf id nproc; do
+	ln -s "$(command -v $t)" "$bin/$t"
+done
+expect_fail "missing qemu named" "required tool 'qemu-system-x86_64' not found; run 'make setup'" \
+	env PATH="$bin" HOME="$tmp" "$root/scripts/boot.sh" t "kunit"
+expect_fail "missing rustc named" "required tool 'rustc' not found" \
+	env PATH="$bin" HOME="$tmp" KDIR="$tmp/nope" "$root/scripts/build-module.sh"
+
+# The series file names every patch and nothing else.
+listed=$(grep -v '^#' "$root/patches/series" | sort)
+present=$(cd "$root/patches" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-' | sort)
+if [ "$listed" = "$present" ]; then
+	echo "ok - patches/series lists exactly the patches"
+	pass=$((pass + 1))
+else
+	echo "not ok - patches/series and patches/*.patch differ"
+	diff <(echo "$listed") <(echo "$present") | sed 's/^/#   /'
+	fail=$((fail + 1))
+fi
+
+# Every flag the guest round-trips is defined by some patch.
+for f in $(cat "$root/kunit/flags"); do
+	if grep -hq "^+SCHED_FEAT($f," "$root"/patches/[0-9]*.patch; then
+		echo "ok - flag $f defined by the series"
+		pass=$((pass + 1))
+	else
+		echo "not ok - flag $f in kunit/flags is not defined by any patch"
+		fail=$((fail + 1))
+	fi
+done
+
+echo "scripts: $pass passed, $fail failed"
+[ $fail = 0 ]
