@@ -12,7 +12,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help setup kernel module run test cargo-test script-test checkpatch \
-	check-series guest-test clean distclean
+	check-series fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -49,6 +49,10 @@ checkpatch:
 
 check-series:
 	@scripts/check-series.sh
+
+fmt:
+	cargo fmt --all
+	rustfmt --edition 2021 rust/sched_lb.rs
 
 clean:
 	rm -f *.ko *.o *.mod *.mod.c modules.order Module.symvers .*.cmd

@@ -9,6 +9,8 @@
 //! Nothing here keeps state, sleeps, allocates or locks: the callbacks run
 //! inside the load balancer with preemption disabled.
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use kernel::bindings;
 use kernel::prelude::*;
 
@@ -42,6 +44,13 @@ pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
     &OPS.0
 }
 
+/// How often the kernel asked, and how often the answer was "balanced".
+/// Printed at unload so a run shows that its hooks were exercised. One
+/// shared cache line is fine at load-balance rates; `fetch_add` wraps,
+/// which after 2^64 calls is harmless for a statistic.
+static IDLE_CPUS_CALLS: AtomicU64 = AtomicU64::new(0);
+static IDLE_CPUS_BALANCED: AtomicU64 = AtomicU64::new(0);
+
 /// Seed 000: the idle-CPU imbalance test of
 /// `sched_balance_find_src_group()`.
 ///
@@ -52,7 +61,7 @@ pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
 unsafe extern "C" fn idle_cpus_balanced(args: *const bindings::sched_lb_idle_cpus_args) -> bool {
     // SAFETY: the caller guarantees `args` is valid for reads (see above).
     let a = unsafe { &*args };
-    idle_cpus::decide(
+    let balanced = idle_cpus::decide(
         a.local_idle_cpus,
         a.busiest_idle_cpus,
         a.llc_size,
@@ -60,7 +69,12 @@ unsafe extern "C" fn idle_cpus_balanced(args: *const bindings::sched_lb_idle_cpu
             balance_idle_cpus: a.balance_idle_cpus,
             balance_idle_llc2: a.balance_idle_llc2,
         },
-    )
+    );
+    IDLE_CPUS_CALLS.fetch_add(1, Ordering::Relaxed);
+    if balanced {
+        IDLE_CPUS_BALANCED.fetch_add(1, Ordering::Relaxed);
+    }
+    balanced
 }
 
 /// Owns the registration of [`OPS`]; dropping it unregisters the table.
@@ -90,5 +104,10 @@ impl Drop for Registration {
         // the key and waits for an RCU grace period, after which no CPU
         // runs a callback of ours.
         unsafe { bindings::sched_lb_ops_unregister(&OPS.0) };
+        pr_info!(
+            "idle_cpus_balanced: {} calls, {} balanced\n",
+            IDLE_CPUS_CALLS.load(Ordering::Relaxed),
+            IDLE_CPUS_BALANCED.load(Ordering::Relaxed)
+        );
     }
 }

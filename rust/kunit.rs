@@ -74,6 +74,7 @@ const fn row(
 /// distribution" under +2; "3 tasks on 2 groups, one group will have to
 /// have 2 tasks". Guittot: "similar behavior can happen with 3 tasks on
 /// system with 4 cores per MC". Galbraith: X5472, 4 MC groups of 2 cores.
+#[rustfmt::skip]
 static IDLE_ROWS: [IdleRow; 15] = [
     // 2 tasks, two 2-CPU groups, both in busiest (0,2): idle 2 vs 0.
     row("2 tasks on 2x2, 0,2, stock splits", 2, 0, 2, STOCK, false),
@@ -113,19 +114,35 @@ fn c_args(r: &IdleRow) -> bindings::sched_lb_idle_cpus_args {
 unsafe extern "C" fn idle_cpus_rule(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
         let got = idle_cpus::decide(r.local_idle, r.busiest_idle, r.llc_size, r.flags);
-        check!("idle_cpus_rule", got == r.balanced, "{}: got {}", r.what, got);
+        check!(
+            "idle_cpus_rule",
+            got == r.balanced,
+            "{}: got {}",
+            r.what,
+            got
+        );
     }
 }
 
 unsafe extern "C" fn idle_cpus_callback(_test: *mut bindings::kunit) {
     let ops = crate::hooks::ops();
-    check!("idle_cpus_callback", ops.idle_cpus_balanced.is_some(), "callback not set");
+    check!(
+        "idle_cpus_callback",
+        ops.idle_cpus_balanced.is_some(),
+        "callback not set"
+    );
     if let Some(cb) = ops.idle_cpus_balanced {
         for r in IDLE_ROWS.iter() {
             let args = c_args(r);
             // SAFETY: `args` is a valid argument struct on this stack.
             let got = unsafe { cb(&args) };
-            check!("idle_cpus_callback", got == r.balanced, "{}: got {}", r.what, got);
+            check!(
+                "idle_cpus_callback",
+                got == r.balanced,
+                "{}: got {}",
+                r.what,
+                got
+            );
         }
     }
 }
@@ -136,13 +153,22 @@ unsafe extern "C" fn idle_cpus_kernel_shim(_test: *mut bindings::kunit) {
         // SAFETY: `args` is valid for the call; the shim takes the RCU read
         // lock itself and dispatches to the table this module registered.
         let got = unsafe { bindings::sched_lb_test_idle_cpus_balanced(&args) };
-        check!("idle_cpus_kernel_shim", got == r.balanced, "{}: got {}", r.what, got);
+        check!(
+            "idle_cpus_kernel_shim",
+            got == r.balanced,
+            "{}: got {}",
+            r.what,
+            got
+        );
     }
 }
 
 /// A `kunit_case` for `run`, named `name`; all other fields zero, as the
 /// C `KUNIT_CASE()` initialiser leaves them.
-const fn case(name: &'static core::ffi::CStr, run: unsafe extern "C" fn(*mut bindings::kunit)) -> bindings::kunit_case {
+const fn case(
+    name: &'static core::ffi::CStr,
+    run: unsafe extern "C" fn(*mut bindings::kunit),
+) -> bindings::kunit_case {
     // SAFETY: `kunit_case` is a C struct for which all-zero is the valid
     // "unset" value of every field.
     let mut c: bindings::kunit_case = unsafe { core::mem::zeroed() };
@@ -174,7 +200,8 @@ static mut CASES: [bindings::kunit_case; 4] = [
     unsafe { core::mem::zeroed() },
 ];
 
-static mut SUITE: bindings::kunit_suite = suite(b"sched_lb_rs_idle_cpus", addr_of_mut!(CASES).cast());
+static mut SUITE: bindings::kunit_suite =
+    suite(b"sched_lb_rs_idle_cpus", addr_of_mut!(CASES).cast());
 
 #[repr(transparent)]
 struct SuitePtr(*mut bindings::kunit_suite);

@@ -40,7 +40,10 @@ struct SchedLb {
 impl kernel::Module for SchedLb {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let hooks = hooks::Registration::new()?;
-        pr_info!("policies registered (lb_hooks ABI {})\n", hooks::ABI_VERSION);
+        pr_info!(
+            "policies registered (lb_hooks ABI {})\n",
+            hooks::ABI_VERSION
+        );
         Ok(SchedLb { _hooks: hooks })
     }
 }

@@ -17,7 +17,11 @@ for c in "${commits[@]}"; do
 	git checkout -q --detach "$c"
 	stage "series step $i/${#commits[@]}"
 	log "$(git log -1 --format=%s)"
-	if ! kmake O="$SLB_OUT" all > "$SLB_LOGS/series-$i.log" 2>&1; then
+	# Re-merge the fragment at each step: an option that a later patch
+	# introduces is dropped by olddefconfig here and is back at that step.
+	grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" > "$SLB_OUT/.config"
+	rm -f "$SLB_OUT/.sched-lb-frag"
+	if ! { kmake O="$SLB_OUT" olddefconfig && kmake O="$SLB_OUT" all; } > "$SLB_LOGS/series-$i.log" 2>&1; then
 		tail -30 "$SLB_LOGS/series-$i.log" >&2
 		git checkout -q --detach "$full"
 		die "the kernel does not build after patch $i ($(git log -1 --format=%s "$c"))"
@@ -25,6 +29,6 @@ for c in "${commits[@]}"; do
 done
 git checkout -q --detach "$full"
 stage "series rebuild at the full series"
-kmake O="$SLB_OUT" all > "$SLB_LOGS/series-full.log" 2>&1
+"$SLB_ROOT/scripts/build-kernel.sh"
 stage_end
 log "each of the ${#commits[@]} patches builds on its own"

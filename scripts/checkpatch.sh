@@ -14,7 +14,8 @@ bad=0 n=0
 while read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
 	n=$((n + 1))
-	out=$(cd "$SLB_SRC" && ./scripts/checkpatch.pl --strict --no-summary --terse \
+	# /usr/bin first: spdxcheck.py needs Debian's python3-ply, not a pyenv python.
+	out=$(cd "$SLB_SRC" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --no-summary --terse \
 		"$SLB_ROOT/patches/$p" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):' || true)
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue

@@ -30,6 +30,7 @@ grep -E '^\[..:..:..\] Testing complete' "$SLB_LOGS/run.kunit.txt" | sed 's/^\[.
 sed -n 's/^SLB: flag /flag:    /p; s/^SLB: unknown feature /debugfs: unknown feature /p' "$log_file"
 sed -n 's/^SLB: domains /domains: /p' "$log_file" | head -4
 sed -n 's/^SLB: \(module unloaded.*\)/unload:  \1/p' "$log_file"
+sed -n 's/^.*sched_lb_rs: \([a-z_]*: [0-9]* calls.*\)/hooks:   \1/p' "$log_file"
 echo "stage times (s):"
 sed 's/^/  /' "$SLB_LOGS/stage-times"
 echo "logs:    $SLB_LOGS"

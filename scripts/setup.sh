@@ -10,7 +10,7 @@ set -euo pipefail
 
 DEB_PKGS=(
 	build-essential bc bison flex cpio kmod rsync xz-utils python3
-	libelf-dev libssl-dev python3-ply
+	libelf-dev libssl-dev python3-ply python3-git
 	clang lld llvm libclang-dev
 	ccache
 	qemu-system-x86 busybox-static

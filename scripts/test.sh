@@ -23,6 +23,12 @@ cargo test --workspace --locked 2>&1 | tee "$SLB_LOGS/cargo-test.log"
 cargo_pass=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\1/p' "$SLB_LOGS/cargo-test.log" | paste -sd+ | bc)
 cargo_fail=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\2/p' "$SLB_LOGS/cargo-test.log" | paste -sd+ | bc)
 
+stage "rustfmt"
+cargo fmt --all -- --check ||
+	die "cargo fmt --check: rust/policy is not formatted (run 'make fmt')"
+rustfmt --check --edition 2021 "$SLB_ROOT/rust/sched_lb.rs" ||
+	die "rustfmt --check: the module crate is not formatted (run 'make fmt')"
+
 stage "script tests"
 "$SLB_ROOT/tests/scripts.sh" | tee "$SLB_LOGS/script-test.log"
 script_pass=$(sed -n 's/^scripts: \([0-9]*\) passed.*/\1/p' "$SLB_LOGS/script-test.log")

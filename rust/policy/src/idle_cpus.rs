@@ -151,7 +151,11 @@ mod tests {
             (8, 1, 1, 8),
         ];
         for (llc, stock, v2, off) in cases {
-            assert_eq!(idle_cpus_threshold(llc, IdleCpusFlags::DEFAULT), stock, "llc {llc}");
+            assert_eq!(
+                idle_cpus_threshold(llc, IdleCpusFlags::DEFAULT),
+                stock,
+                "llc {llc}"
+            );
             assert_eq!(idle_cpus_threshold(llc, GALBRAITH_V2), v2, "llc {llc}");
             assert_eq!(idle_cpus_threshold(llc, GUITTOT_OFF), off, "llc {llc}");
         }
