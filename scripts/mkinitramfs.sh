@@ -9,7 +9,8 @@ set -euo pipefail
 
 out=$1 plan=$2 flags=$3
 bb=/bin/busybox
-[ -x "$bb" ] && "$bb" --list | grep -qx insmod ||
+applets=$("$bb" --list 2>/dev/null || true)
+grep -qx insmod <<< "$applets" ||
 	die "static busybox not found at $bb: run 'make setup' (package busybox-static)"
 ko="$SLB_ROOT/sched_lb_rs.ko"
 [ -f "$ko" ] || die "$ko not built: run 'make module'"
@@ -19,7 +20,7 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,slb}
 cp "$bb" "$root/bin/busybox"
-for a in $("$bb" --list); do
+for a in $applets; do
 	[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"

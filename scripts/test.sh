@@ -41,7 +41,7 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains load unload"
+"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains load cycle unload"
 
 kunit_line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$SLB_LOGS/test.kunit.txt" | tail -1)
 kunit_pass=$(sed -n 's/.*passed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
