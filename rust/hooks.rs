@@ -6,8 +6,9 @@
 //! series adds the header to `rust/bindings/bindings_helper.h`. Each
 //! `extern "C"` callback converts its argument struct into plain values,
 //! calls one pure function of `crate::policy` and converts the answer back.
-//! Nothing here keeps state, sleeps, allocates or locks: the callbacks run
-//! inside the load balancer with preemption disabled.
+//! Nothing here sleeps, allocates or locks: the callbacks run inside the
+//! load balancer with preemption disabled. The only state is a pair of
+//! statistics counters per hook, published in debugfs.
 
 use core::ffi::CStr;
 use core::ptr;
@@ -16,7 +17,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::bindings;
 use kernel::prelude::*;
 
+use crate::policy::balance_interval::{self, IntervalInput};
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
+use crate::policy::newidle_walk::{self, WalkStep};
+use crate::policy::{avg_load, detach_load};
 
 /// The ABI this module was built against.
 pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
@@ -38,6 +42,10 @@ static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
     size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
     name: c"sched_lb_rs".as_ptr().cast(),
     idle_cpus_balanced: Some(idle_cpus_balanced),
+    detach_skip: Some(detach_skip),
+    avg_load_balanced: Some(avg_load_balanced),
+    balance_interval: Some(balance_interval),
+    newidle_stop: Some(newidle_stop),
 });
 
 /// The table this module registers, for the KUnit suites.
@@ -46,40 +54,125 @@ pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
     &OPS.0
 }
 
-/// How often the load balancer asked, and how often the answer was
-/// "balanced"; calls made by the KUnit suites are not counted. Printed at
-/// unload so a run shows that its hooks were exercised. One shared cache
-/// line is fine at load-balance rates; `fetch_add` wraps, which after 2^64
-/// calls is harmless for a statistic.
-static IDLE_CPUS_CALLS: AtomicU64 = AtomicU64::new(0);
-static IDLE_CPUS_BALANCED: AtomicU64 = AtomicU64::new(0);
+/// How often the scheduler asked a hook, and how often the answer was
+/// `true`. Calls made by the KUnit suites are not counted. Published in
+/// debugfs so a run can show that its hooks were exercised. One shared
+/// cache line per hook is fine at load-balance rates; `fetch_add` wraps,
+/// which after 2^64 calls is harmless for a statistic.
+struct HookStats {
+    calls: AtomicU64,
+    hits: AtomicU64,
+}
+
+impl HookStats {
+    const fn new() -> Self {
+        HookStats {
+            calls: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
+        }
+    }
+
+    fn record(&self, hit: bool) -> bool {
+        if !in_kunit_test() {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            if hit {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        hit
+    }
+}
+
+static IDLE_CPUS: HookStats = HookStats::new();
+static DETACH: HookStats = HookStats::new();
+static AVG_LOAD: HookStats = HookStats::new();
+static INTERVAL: HookStats = HookStats::new();
+static NEWIDLE: HookStats = HookStats::new();
+
+/// Every hook's counters, with the debugfs directory name of each.
+static STATS: [(&CStr, &HookStats); 5] = [
+    (c"idle_cpus_balanced", &IDLE_CPUS),
+    (c"detach_skip", &DETACH),
+    (c"avg_load_balanced", &AVG_LOAD),
+    (c"balance_interval", &INTERVAL),
+    (c"newidle_stop", &NEWIDLE),
+];
 
 /// Seed 000: the idle-CPU imbalance test of
 /// `sched_balance_find_src_group()`.
 ///
 /// # Safety
 ///
-/// `args` points to a valid `struct sched_lb_idle_cpus_args`, which the C
-/// shim builds on its stack for the duration of the call.
+/// `args` points to a valid argument struct, which the C shim builds on
+/// its stack for the duration of the call. The same holds for every
+/// callback below.
 unsafe extern "C" fn idle_cpus_balanced(args: *const bindings::sched_lb_idle_cpus_args) -> bool {
     // SAFETY: the caller guarantees `args` is valid for reads (see above).
     let a = unsafe { &*args };
-    let balanced = idle_cpus::decide(
+    let flags = IdleCpusFlags {
+        balance_idle_cpus: a.balance_idle_cpus,
+        balance_idle_llc2: a.balance_idle_llc2,
+    };
+    IDLE_CPUS.record(idle_cpus::decide(
         a.local_idle_cpus,
         a.busiest_idle_cpus,
         a.llc_size,
-        IdleCpusFlags {
-            balance_idle_cpus: a.balance_idle_cpus,
-            balance_idle_llc2: a.balance_idle_llc2,
-        },
-    );
-    if !in_kunit_test() {
-        IDLE_CPUS_CALLS.fetch_add(1, Ordering::Relaxed);
-        if balanced {
-            IDLE_CPUS_BALANCED.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    balanced
+        flags,
+    ))
+}
+
+/// Seed 001, patch 1: the `migrate_load` test of `detach_tasks()`.
+unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
+    // SAFETY: as for `idle_cpus_balanced()`.
+    let a = unsafe { &*args };
+    DETACH.record(detach_load::decide(
+        a.load,
+        a.imbalance,
+        a.nr_balance_failed,
+        a.cache_nice_tries,
+        a.relax_failed,
+    ))
+}
+
+/// Seed 001, patch 2: the `imbalance_pct` test.
+unsafe extern "C" fn avg_load_balanced(args: *const bindings::sched_lb_avg_load_args) -> bool {
+    // SAFETY: as for `idle_cpus_balanced()`.
+    let a = unsafe { &*args };
+    AVG_LOAD.record(avg_load::avg_load_balanced(
+        a.busiest_avg_load,
+        a.local_avg_load,
+        a.imbalance_pct,
+    ))
+}
+
+/// Seed 001, patches 3 and 4: `get_sd_balance_interval()`.
+unsafe extern "C" fn balance_interval(args: *const bindings::sched_lb_interval_args) -> u64 {
+    // SAFETY: as for `idle_cpus_balanced()`.
+    let a = unsafe { &*args };
+    INTERVAL.record(a.cpu_busy);
+    balance_interval::sd_balance_interval_jiffies(IntervalInput {
+        balance_interval_ms: a.balance_interval_ms,
+        busy_factor: a.busy_factor,
+        cpu_busy: a.cpu_busy,
+        max_interval_jiffies: a.max_interval_jiffies,
+        hz: a.hz,
+        busy_dec: a.busy_dec,
+    })
+}
+
+/// Seeds 003 and 004: where the newidle walk stops.
+unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
+    // SAFETY: as for `idle_cpus_balanced()`.
+    let a = unsafe { &*args };
+    NEWIDLE.record(newidle_walk::stop_at_domain(WalkStep {
+        avg_idle_ns: a.avg_idle_ns,
+        curr_cost_ns: a.curr_cost_ns,
+        max_newidle_lb_cost_ns: a.max_newidle_lb_cost_ns,
+        migration_cost_ns: a.migration_cost_ns,
+        consecutive_failures: a.consecutive_failures,
+        backoff: a.backoff,
+        migration_cost: a.migration_cost,
+    }))
 }
 
 /// True while the current task is running a KUnit case.
@@ -96,7 +189,7 @@ fn in_kunit_test() -> bool {
     }
 }
 
-/// `/sys/kernel/debug/sched_lb_rs/`: one read-only file per counter.
+/// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only.
 struct DebugfsDir(*mut bindings::dentry);
 
 // SAFETY: the dentry pointer is only handed back to debugfs, which does its
@@ -107,36 +200,37 @@ unsafe impl Sync for DebugfsDir {}
 
 impl DebugfsDir {
     fn new() -> Self {
-        // SAFETY: the name is a valid C string; a NULL parent means the
-        // debugfs root. An error comes back as an ERR_PTR, which every
-        // debugfs function below accepts and ignores, so a missing debugfs
-        // costs the counters, never the policies.
-        let dir = unsafe {
-            bindings::debugfs_create_dir(c"sched_lb_rs".as_ptr().cast(), ptr::null_mut())
-        };
-        let d = DebugfsDir(dir);
-        d.counter(c"idle_cpus_calls", &IDLE_CPUS_CALLS);
-        d.counter(c"idle_cpus_balanced", &IDLE_CPUS_BALANCED);
-        d
+        let root = DebugfsDir(mkdir(c"sched_lb_rs", ptr::null_mut()));
+        for (name, stats) in STATS.iter() {
+            let dir = mkdir(name, root.0);
+            counter(dir, c"calls", &stats.calls);
+            counter(dir, c"true", &stats.hits);
+        }
+        root
     }
+}
 
-    fn counter(&self, name: &'static CStr, value: &'static AtomicU64) {
-        // SAFETY: `name` is a valid C string and `value` a `'static` u64
-        // (AtomicU64 has u64's layout); debugfs reads it with plain 64-bit
-        // loads, which do not tear on the 64-bit targets Rust supports
-        // here. The file is removed in `drop()` before the module's data
-        // goes away.
-        unsafe {
-            bindings::debugfs_create_u64(name.as_ptr().cast(), 0o444, self.0, value.as_ptr())
-        };
-    }
+fn mkdir(name: &CStr, parent: *mut bindings::dentry) -> *mut bindings::dentry {
+    // SAFETY: `name` is a valid C string; `parent` is NULL (the debugfs
+    // root) or a dentry from an earlier call. An error comes back as an
+    // ERR_PTR, which every debugfs function accepts and ignores, so a
+    // missing debugfs costs the counters, never the policies.
+    unsafe { bindings::debugfs_create_dir(name.as_ptr().cast(), parent) }
+}
+
+fn counter(dir: *mut bindings::dentry, name: &'static CStr, value: &'static AtomicU64) {
+    // SAFETY: `name` is a valid C string and `value` a `'static` u64
+    // (AtomicU64 has u64's layout); debugfs reads it with plain 64-bit
+    // loads, which do not tear on the 64-bit targets this module is built
+    // for. The files are removed in `drop()` before the module's data goes.
+    unsafe { bindings::debugfs_create_u64(name.as_ptr().cast(), 0o444, dir, value.as_ptr()) };
 }
 
 impl Drop for DebugfsDir {
     fn drop(&mut self) {
         // SAFETY: `self.0` came from debugfs_create_dir() (or is an
-        // ERR_PTR, which debugfs_remove() ignores); removal waits for
-        // readers of the files to finish.
+        // ERR_PTR, which debugfs_remove() ignores); removal is recursive
+        // and waits for readers of the files to finish.
         unsafe { bindings::debugfs_remove(self.0) };
     }
 }
@@ -172,10 +266,13 @@ impl Drop for Registration {
         // the key and waits for an RCU grace period, after which no CPU
         // runs a callback of ours.
         unsafe { bindings::sched_lb_ops_unregister(&OPS.0) };
-        pr_info!(
-            "idle_cpus_balanced: {} calls, {} balanced\n",
-            IDLE_CPUS_CALLS.load(Ordering::Relaxed),
-            IDLE_CPUS_BALANCED.load(Ordering::Relaxed)
-        );
+        for (name, stats) in STATS.iter() {
+            pr_info!(
+                "{}: {} calls, {} true\n",
+                name.to_str().unwrap_or("?"),
+                stats.calls.load(Ordering::Relaxed),
+                stats.hits.load(Ordering::Relaxed)
+            );
+        }
     }
 }

@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Rust KUnit suite of the module, run by KUnit when the module is loaded.
+//! Rust KUnit suites of the module, run by KUnit when the module is loaded.
 //!
-//! Linux 6.12 has no `#[kunit_tests]` (it arrived in 6.15), so the suite is
-//! built by hand the way `kunit_test_suites()` builds a C one: an array of
-//! `struct kunit_case`, a `struct kunit_suite`, and a pointer to the suite
-//! in the `.kunit_test_suites` section, which the module loader hands to
-//! KUnit. Results go to the kernel log as KTAP, parsed on the host by
-//! `tools/testing/kunit/kunit.py parse`.
+//! Linux 6.12 has no `#[kunit_tests]` (it arrived in 6.15), so each suite
+//! is built by hand the way `kunit_test_suites()` builds a C one: an array
+//! of `struct kunit_case`, a `struct kunit_suite`, and a pointer to the
+//! suite in the `.kunit_test_suites` section, which the module loader
+//! hands to KUnit. Results go to the kernel log as KTAP, parsed on the
+//! host by `tools/testing/kunit/kunit.py parse`.
 //!
 //! The tables come from the seed threads. Each row is checked at three
-//! depths: the pure rule, the `extern "C"` callback this module registers,
-//! and the kernel's own shim in `fair.c` (which dispatches to the
-//! registered table, i.e. to this module).
-
-use core::ptr::addr_of_mut;
+//! depths where it can be: the pure rule, the `extern "C"` callback this
+//! module registers, and the kernel's own shim in `fair.c` (which
+//! dispatches to the registered table, i.e. to this module).
 
 use kernel::bindings;
 
-use crate::policy::idle_cpus::{self, IdleCpusFlags};
+mod idle_cpus;
+mod interval;
+mod load;
+mod newidle;
 
-/// Reports a failed row as a KTAP diagnostic, then fails the case through
-/// KUnit's own assertion machinery.
+/// Reports a failed check as a KTAP diagnostic, then fails the case
+/// through KUnit's own assertion machinery.
 macro_rules! check {
     ($case:literal, $cond:expr, $($fmt:tt)+) => {{
         let ok: bool = $cond;
@@ -31,150 +32,26 @@ macro_rules! check {
         kernel::kunit_assert!($case, "rust/kunit.rs", 0, ok);
     }};
 }
+pub(crate) use check;
 
-/// One row of seed 000: `local`/`busiest` idle CPUs of two groups.
-struct IdleRow {
-    what: &'static str,
-    local_idle: u32,
-    busiest_idle: u32,
-    llc_size: u32,
-    flags: IdleCpusFlags,
-    balanced: bool,
-}
-
-const STOCK: IdleCpusFlags = IdleCpusFlags::DEFAULT;
-const GALBRAITH_V2: IdleCpusFlags = IdleCpusFlags {
-    balance_idle_cpus: true,
-    balance_idle_llc2: true,
-};
-const GUITTOT_OFF: IdleCpusFlags = IdleCpusFlags {
-    balance_idle_cpus: false,
-    balance_idle_llc2: false,
-};
-
-const fn row(
-    what: &'static str,
-    local_idle: u32,
-    busiest_idle: u32,
-    llc_size: u32,
-    flags: IdleCpusFlags,
-    balanced: bool,
-) -> IdleRow {
-    IdleRow {
-        what,
-        local_idle,
-        busiest_idle,
-        llc_size,
-        flags,
-        balanced,
-    }
-}
-
-/// Zijlstra: "if you have two tasks on two groups, 0,2 is a valid
-/// distribution" under +2; "3 tasks on 2 groups, one group will have to
-/// have 2 tasks". Guittot: "similar behavior can happen with 3 tasks on
-/// system with 4 cores per MC". Galbraith: X5472, 4 MC groups of 2 cores.
-#[rustfmt::skip]
-static IDLE_ROWS: [IdleRow; 15] = [
-    // 2 tasks, two 2-CPU groups, both in busiest (0,2): idle 2 vs 0.
-    row("2 tasks on 2x2, 0,2, stock splits", 2, 0, 2, STOCK, false),
-    row("2 tasks on 2x2, 0,2, Galbraith v2 keeps", 2, 0, 2, GALBRAITH_V2, true),
-    row("2 tasks on 2x2, 0,2, Guittot off keeps", 2, 0, 2, GUITTOT_OFF, true),
-    // 2 tasks split 1,1 is balanced for everyone.
-    row("2 tasks on 2x2, 1,1, stock", 1, 1, 2, STOCK, true),
-    // 3 tasks on two 2-CPU groups, 1,2: idle 1 vs 0, the +1 tie-breaker.
-    row("3 tasks on 2x2, 1,2, stock tie", 1, 0, 2, STOCK, true),
-    // 3 tasks on two 4-CPU groups, all in busiest: idle 4 vs 1.
-    row("3 tasks on 2x4, 0,3, stock pulls", 4, 1, 4, STOCK, false),
-    row("3 tasks on 2x4, 0,3, v2 leaves L3 alone", 4, 1, 4, GALBRAITH_V2, false),
-    row("3 tasks on 2x4, 0,3, Guittot off keeps", 4, 1, 4, GUITTOT_OFF, true),
-    // 3 tasks on two 4-CPU groups, 1,2: idle 3 vs 2.
-    row("3 tasks on 2x4, 1,2, stock", 3, 2, 4, STOCK, true),
-    // llc_size 8: a buddy pair in one 8-CPU group: idle 8 vs 6.
-    row("2 tasks on 2x8, 0,2, stock pulls", 8, 6, 8, STOCK, false),
-    row("2 tasks on 2x8, 0,2, v2 pulls", 8, 6, 8, GALBRAITH_V2, false),
-    row("2 tasks on 2x8, 0,2, Guittot off keeps", 8, 6, 8, GUITTOT_OFF, true),
-    // Guittot off tolerates exactly llc_size, not more.
-    row("llc 4, diff 4, Guittot off", 5, 1, 4, GUITTOT_OFF, true),
-    row("llc 4, diff 5, Guittot off", 6, 1, 4, GUITTOT_OFF, false),
-    // Galbraith v2 tolerates exactly 2 on an L2 pair.
-    row("llc 2, diff 3, v2", 3, 0, 2, GALBRAITH_V2, false),
-];
-
-fn c_args(r: &IdleRow) -> bindings::sched_lb_idle_cpus_args {
-    bindings::sched_lb_idle_cpus_args {
-        local_idle_cpus: r.local_idle,
-        busiest_idle_cpus: r.busiest_idle,
-        llc_size: r.llc_size,
-        balance_idle_cpus: r.flags.balance_idle_cpus,
-        balance_idle_llc2: r.flags.balance_idle_llc2,
-    }
-}
-
-unsafe extern "C" fn idle_cpus_rule(_test: *mut bindings::kunit) {
-    for r in IDLE_ROWS.iter() {
-        let got = idle_cpus::decide(r.local_idle, r.busiest_idle, r.llc_size, r.flags);
-        check!(
-            "idle_cpus_rule",
-            got == r.balanced,
-            "{}: got {}",
-            r.what,
-            got
-        );
-    }
-}
-
-unsafe extern "C" fn idle_cpus_callback(_test: *mut bindings::kunit) {
-    let ops = crate::hooks::ops();
-    check!(
-        "idle_cpus_callback",
-        ops.idle_cpus_balanced.is_some(),
-        "callback not set"
-    );
-    if let Some(cb) = ops.idle_cpus_balanced {
-        for r in IDLE_ROWS.iter() {
-            let args = c_args(r);
-            // SAFETY: `args` is a valid argument struct on this stack.
-            let got = unsafe { cb(&args) };
-            check!(
-                "idle_cpus_callback",
-                got == r.balanced,
-                "{}: got {}",
-                r.what,
-                got
-            );
-        }
-    }
-}
-
-unsafe extern "C" fn idle_cpus_kernel_shim(_test: *mut bindings::kunit) {
-    for r in IDLE_ROWS.iter() {
-        let args = c_args(r);
-        // SAFETY: `args` is valid for the call; the shim takes the RCU read
-        // lock itself and dispatches to the table this module registered.
-        let got = unsafe { bindings::sched_lb_test_idle_cpus_balanced(&args) };
-        check!(
-            "idle_cpus_kernel_shim",
-            got == r.balanced,
-            "{}: got {}",
-            r.what,
-            got
-        );
-    }
-}
+/// The signature of a KUnit case.
+type RunCase = unsafe extern "C" fn(*mut bindings::kunit);
 
 /// A `kunit_case` for `run`, named `name`; all other fields zero, as the
 /// C `KUNIT_CASE()` initialiser leaves them.
-const fn case(
-    name: &'static core::ffi::CStr,
-    run: unsafe extern "C" fn(*mut bindings::kunit),
-) -> bindings::kunit_case {
+const fn case(name: &'static core::ffi::CStr, run: RunCase) -> bindings::kunit_case {
     // SAFETY: `kunit_case` is a C struct for which all-zero is the valid
     // "unset" value of every field.
     let mut c: bindings::kunit_case = unsafe { core::mem::zeroed() };
     c.run_case = Some(run);
     c.name = name.as_ptr().cast();
     c
+}
+
+/// The all-zero case that terminates a case array, as `{}` does in C.
+const fn end() -> bindings::kunit_case {
+    // SAFETY: as for `case()`.
+    unsafe { core::mem::zeroed() }
 }
 
 const fn suite(name: &[u8], cases: *mut bindings::kunit_case) -> bindings::kunit_suite {
@@ -190,26 +67,81 @@ const fn suite(name: &[u8], cases: *mut bindings::kunit_case) -> bindings::kunit
     s
 }
 
-// KUnit writes each case's status and log into these, hence `static mut`;
-// only KUnit touches them, through the pointer in `.kunit_test_suites`.
-static mut CASES: [bindings::kunit_case; 4] = [
-    case(c"idle_cpus_rule", idle_cpus_rule),
-    case(c"idle_cpus_callback", idle_cpus_callback),
-    case(c"idle_cpus_kernel_shim", idle_cpus_kernel_shim),
-    // SAFETY: the all-zero case terminates the array, as in C.
-    unsafe { core::mem::zeroed() },
-];
+/// Declares one suite: its case array and its `kunit_suite`, both
+/// `static mut` because KUnit writes each case's status and log into them.
+/// Only KUnit touches them, through the pointers in `.kunit_test_suites`.
+macro_rules! kunit_suite {
+    ($suite:ident, $cases:ident, $name:literal, [$(($case:literal, $run:path)),+ $(,)?]) => {
+        static mut $cases: [bindings::kunit_case; [$($case),+].len() + 1] =
+            [$(case($case, $run)),+, end()];
+        static mut $suite: bindings::kunit_suite =
+            suite($name, core::ptr::addr_of_mut!($cases).cast());
+    };
+}
 
-static mut SUITE: bindings::kunit_suite =
-    suite(b"sched_lb_rs_idle_cpus", addr_of_mut!(CASES).cast());
+kunit_suite!(
+    IDLE_SUITE,
+    IDLE_CASES,
+    b"sched_lb_rs_idle_cpus",
+    [
+        (c"idle_cpus_rule", idle_cpus::rule),
+        (c"idle_cpus_callback", idle_cpus::callback),
+        (c"idle_cpus_kernel_shim", idle_cpus::kernel_shim),
+    ]
+);
+
+kunit_suite!(
+    LOAD_SUITE,
+    LOAD_CASES,
+    b"sched_lb_rs_fairness",
+    [
+        (c"detach_skip_thread_rows", load::detach_rows),
+        (c"detach_skip_kernel_shim", load::detach_kernel_shim),
+        (c"avg_load_imbalance_pct", load::avg_load_rows),
+        (c"avg_load_kernel_shim", load::avg_load_kernel_shim),
+    ]
+);
+
+kunit_suite!(
+    INTERVAL_SUITE,
+    INTERVAL_CASES,
+    b"sched_lb_rs_interval",
+    [
+        (
+            c"msecs_to_jiffies_matches_kernel",
+            interval::msecs_to_jiffies_matches_kernel
+        ),
+        (c"interval_thread_rows", interval::thread_rows),
+        (c"interval_kernel_shim", interval::kernel_shim),
+    ]
+);
+
+kunit_suite!(
+    NEWIDLE_SUITE,
+    NEWIDLE_CASES,
+    b"sched_lb_rs_newidle",
+    [
+        (
+            c"backoff_failure_run_then_success",
+            newidle::backoff_sequence
+        ),
+        (c"walk_stops_per_topology", newidle::walk_topologies),
+        (c"newidle_kernel_shim", newidle::kernel_shim),
+    ]
+);
 
 #[repr(transparent)]
 struct SuitePtr(*mut bindings::kunit_suite);
 
-// SAFETY: the pointer is only read, by the module loader, before any test
-// runs; KUnit then owns the suite.
+// SAFETY: the pointers are only read, by the module loader, before any
+// test runs; KUnit then owns the suites.
 unsafe impl Sync for SuitePtr {}
 
 #[used]
 #[link_section = ".kunit_test_suites"]
-static KUNIT_SUITES: [SuitePtr; 1] = [SuitePtr(addr_of_mut!(SUITE))];
+static KUNIT_SUITES: [SuitePtr; 4] = [
+    SuitePtr(core::ptr::addr_of_mut!(IDLE_SUITE)),
+    SuitePtr(core::ptr::addr_of_mut!(LOAD_SUITE)),
+    SuitePtr(core::ptr::addr_of_mut!(INTERVAL_SUITE)),
+    SuitePtr(core::ptr::addr_of_mut!(NEWIDLE_SUITE)),
+];

@@ -21,8 +21,20 @@ mod kunit;
 /// The pure rules, the same files `cargo test` checks in `rust/policy`.
 #[allow(dead_code, unreachable_pub)]
 mod policy {
+    #[path = "../policy/src/avg_load.rs"]
+    pub(crate) mod avg_load;
+    #[path = "../policy/src/balance_interval.rs"]
+    pub(crate) mod balance_interval;
+    #[path = "../policy/src/detach_load.rs"]
+    pub(crate) mod detach_load;
     #[path = "../policy/src/idle_cpus.rs"]
     pub(crate) mod idle_cpus;
+    #[path = "../policy/src/jiffies.rs"]
+    pub(crate) mod jiffies;
+    #[path = "../policy/src/newidle_backoff.rs"]
+    pub(crate) mod newidle_backoff;
+    #[path = "../policy/src/newidle_walk.rs"]
+    pub(crate) mod newidle_walk;
 }
 
 module! {

@@ -16,7 +16,7 @@ n=$(git -C "$tree" rev-list --count sched-lb-base..HEAD)
 [ "$n" -gt 0 ] || die "$tree has no commits on top of sched-lb-base"
 
 rm -f "$SLB_ROOT"/patches/[0-9][0-9][0-9][0-9]-*.patch
-git -C "$tree" format-patch -q --cover-letter --no-signature -o "$SLB_ROOT/patches" sched-lb-base..HEAD
+git -C "$tree" format-patch -q --zero-commit --cover-letter --no-signature -o "$SLB_ROOT/patches" sched-lb-base..HEAD
 {
 	echo "# Patch series for Debian linux-source-6.12, applied in this order with git am."
 	echo "# 0000-cover-letter.patch is the cover letter and is not applied."

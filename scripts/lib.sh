@@ -14,6 +14,10 @@ SLB_INITRAMFS=${SLB_INITRAMFS:-$SLB_CACHE/initramfs}
 SLB_LOGS=${SLB_LOGS:-$SLB_CACHE/logs}
 export PATH="$HOME/.cargo/bin:$PATH"
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Rewrite absolute paths under the cache relative to the build directory,
+# so a fresh clone elsewhere (CI) hits the objects an earlier tree built.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$SLB_CACHE}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 
 _slb_stage_name=""
 _slb_stage_t0=0

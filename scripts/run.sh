@@ -19,7 +19,7 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-"$SLB_ROOT/scripts/boot.sh" run "kunit flags domains load unload"
+"$SLB_ROOT/scripts/boot.sh" run "kunit flags domains knobs load unload"
 
 log_file="$SLB_LOGS/run.console.log"
 echo

@@ -19,9 +19,13 @@ t0=$(date +%s)
 "$SLB_ROOT/scripts/setup.sh"
 
 stage "cargo test"
-cargo test --workspace --locked 2>&1 | tee "$SLB_LOGS/cargo-test.log"
+# --nocapture: the differential tests print their input and mismatch counts.
+cargo test --workspace --locked -- --nocapture 2>&1 | tee "$SLB_LOGS/cargo-test.log"
 cargo_pass=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\1/p' "$SLB_LOGS/cargo-test.log" | paste -sd+ | bc)
 cargo_fail=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\2/p' "$SLB_LOGS/cargo-test.log" | paste -sd+ | bc)
+
+stage "clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 stage "rustfmt"
 cargo fmt --all -- --check ||
@@ -32,6 +36,7 @@ rustfmt --check --edition 2021 "$SLB_ROOT/rust/sched_lb.rs" ||
 stage "script tests"
 "$SLB_ROOT/tests/scripts.sh" | tee "$SLB_LOGS/script-test.log"
 script_pass=$(sed -n 's/^scripts: \([0-9]*\) passed.*/\1/p' "$SLB_LOGS/script-test.log")
+stage_end
 
 "$SLB_ROOT/scripts/prepare-kernel.sh"
 "$SLB_ROOT/scripts/checkpatch.sh"
@@ -41,7 +46,7 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains load cycle unload"
+"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs load cycle unload"
 
 kunit_line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$SLB_LOGS/test.kunit.txt" | tail -1)
 kunit_pass=$(sed -n 's/.*passed: \([0-9]*\).*/\1/p' <<< "$kunit_line")

@@ -92,5 +92,24 @@ for f in $(cat "$root/kunit/flags"); do
 	fi
 done
 
+# 6.12.117 defines 28 sched features in an unsigned int; no patch may take
+# the count past 32 before the patch that widens the mask to u64.
+feats=28 widened=0 order_ok=1
+while read -r p; do
+	case "$p" in ''|'#'*) continue ;; esac
+	grep -q '^+const_debug u64 sysctl_sched_features' "$root/patches/$p" && widened=1
+	feats=$((feats + $(grep -c '^+SCHED_FEAT(' "$root/patches/$p")))
+	if [ $feats -gt 32 ] && [ $widened = 0 ]; then
+		order_ok=0
+		echo "not ok - $p takes the features to $feats before the mask is widened"
+	fi
+done < "$root/patches/series"
+if [ $order_ok = 1 ]; then
+	echo "ok - $feats sched features, mask widened before bit 32"
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+fi
+
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -42,6 +42,16 @@ impl IdleCpusFlags {
         balance_idle_cpus: true,
         balance_idle_llc2: false,
     };
+    /// Galbraith's v2: `BALANCE_IDLE_LLC2` on top of the default.
+    pub const GALBRAITH_V2: Self = Self {
+        balance_idle_cpus: true,
+        balance_idle_llc2: true,
+    };
+    /// Guittot's proposal: `NO_BALANCE_IDLE_CPUS`.
+    pub const GUITTOT: Self = Self {
+        balance_idle_cpus: false,
+        balance_idle_llc2: false,
+    };
 }
 
 /// The tie-breaker of 43f4d66637bc: a difference of one idle CPU is a tie.
@@ -93,14 +103,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const GUITTOT_OFF: IdleCpusFlags = IdleCpusFlags {
-        balance_idle_cpus: false,
-        balance_idle_llc2: false,
-    };
-    const GALBRAITH_V2: IdleCpusFlags = IdleCpusFlags {
-        balance_idle_cpus: true,
-        balance_idle_llc2: true,
-    };
+    const GUITTOT_OFF: IdleCpusFlags = IdleCpusFlags::GUITTOT;
+    const GALBRAITH_V2: IdleCpusFlags = IdleCpusFlags::GALBRAITH_V2;
 
     /// The stock C expression, for comparison where it cannot wrap.
     fn stock_c(local: u32, busiest: u32) -> bool {

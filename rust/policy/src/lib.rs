@@ -23,4 +23,10 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod avg_load;
+pub mod balance_interval;
+pub mod detach_load;
 pub mod idle_cpus;
+pub mod jiffies;
+pub mod newidle_backoff;
+pub mod newidle_walk;

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `sched_lb_rs_fairness`: seed 001 patches 1 and 2 (Vincent
+//! Guittot, "sched/fair: Improve fairness between cfs tasks", 2020): the
+//! `detach_tasks()` load test and the `imbalance_pct` test.
+
+use kernel::bindings;
+
+use super::check;
+use crate::policy::{avg_load, detach_load};
+
+/// `(load, imbalance, nr_balance_failed, cache_nice_tries, relax, skip)`.
+#[rustfmt::skip]
+static DETACH_ROWS: [(u64, i64, u32, u32, bool, bool); 12] = [
+    // A nice-0 task (1024) against an imbalance of 300 on a domain with
+    // cache_nice_tries 1: 5.10 needs two failures (1024 >> 2 = 256)...
+    (1024, 300, 0, 1, true, true),
+    (1024, 300, 1, 1, true, true),
+    (1024, 300, 2, 1, true, false),
+    // ...5.9 waits for nr_balance_failed > cache_nice_tries, then takes
+    // anything.
+    (1024, 300, 1, 1, false, true),
+    (1024, 300, 2, 1, false, false),
+    // 5.9 takes a task up to twice the imbalance at once; 5.10 does not.
+    (600, 300, 0, 1, false, false),
+    (600, 300, 0, 1, true, true),
+    // Exactly the imbalance is fine for both.
+    (300, 300, 0, 0, true, false),
+    (600, 300, 0, 0, false, false),
+    // A negative imbalance compares as a huge unsigned one: never skip.
+    (u64::MAX, -1, 0, 0, true, false),
+    (u64::MAX, -1, 0, 0, false, false),
+    // shr_bound() caps the shift at 63.
+    (u64::MAX, 0, 200, 0, true, true),
+];
+
+pub(super) unsafe extern "C" fn detach_rows(_test: *mut bindings::kunit) {
+    for &(load, imb, failed, tries, relax, skip) in DETACH_ROWS.iter() {
+        let got = detach_load::decide(load, imb, failed, tries, relax);
+        check!(
+            "detach_skip_thread_rows",
+            got == skip,
+            "load {} imbalance {} failed {} tries {} relax {}: got {}",
+            load,
+            imb,
+            failed,
+            tries,
+            relax,
+            got
+        );
+    }
+}
+
+pub(super) unsafe extern "C" fn detach_kernel_shim(_test: *mut bindings::kunit) {
+    for &(load, imb, failed, tries, relax, skip) in DETACH_ROWS.iter() {
+        let args = bindings::sched_lb_detach_args {
+            load,
+            imbalance: imb,
+            nr_balance_failed: failed,
+            cache_nice_tries: tries,
+            relax_failed: relax,
+        };
+        // SAFETY: `args` is valid for the call; the shim takes the RCU
+        // read lock and dispatches to the table this module registered.
+        let got = unsafe { bindings::sched_lb_test_detach_skip(&args) };
+        check!(
+            "detach_skip_kernel_shim",
+            got == skip,
+            "load {} imbalance {} failed {} relax {}: got {}",
+            load,
+            imb,
+            failed,
+            relax,
+            got
+        );
+    }
+}
+
+/// `avg_load` of `tasks` nice-0 tasks on `cpus` CPUs of capacity 1024.
+const fn avg_load_of(tasks: u64, cpus: u64) -> u64 {
+    tasks * 1024 * 1024 / (cpus * 1024)
+}
+
+/// `(busiest_avg_load, local_avg_load, imbalance_pct, balanced)`.
+#[rustfmt::skip]
+static AVG_ROWS: [(u64, u64, u32, bool); 6] = [
+    // 11 threads on 2x4 (6 vs 5, 20% apart): 125 leaves it, 117 balances.
+    (avg_load_of(6, 4), avg_load_of(5, 4), 125, true),
+    (avg_load_of(6, 4), avg_load_of(5, 4), 117, false),
+    // 9 threads on 2x4 (5 vs 4): exactly 25%, at 125's edge.
+    (avg_load_of(5, 4), avg_load_of(4, 4), 125, true),
+    (avg_load_of(5, 4), avg_load_of(4, 4), 117, false),
+    // Equal groups are balanced at any pct >= 100.
+    (1024, 1024, 100, true),
+    // Loads past where the C multiplication would wrap: exact here.
+    (u64::MAX, u64::MAX, 117, true),
+];
+
+pub(super) unsafe extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
+    for &(b, l, pct, balanced) in AVG_ROWS.iter() {
+        let got = avg_load::avg_load_balanced(b, l, pct);
+        check!(
+            "avg_load_imbalance_pct",
+            got == balanced,
+            "busiest {} local {} pct {}: got {}",
+            b,
+            l,
+            pct,
+            got
+        );
+    }
+}
+
+pub(super) unsafe extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
+    for &(b, l, pct, balanced) in AVG_ROWS.iter() {
+        let args = bindings::sched_lb_avg_load_args {
+            busiest_avg_load: b,
+            local_avg_load: l,
+            imbalance_pct: pct,
+        };
+        // SAFETY: as in `detach_kernel_shim()`.
+        let got = unsafe { bindings::sched_lb_test_avg_load_balanced(&args) };
+        check!(
+            "avg_load_kernel_shim",
+            got == balanced,
+            "busiest {} local {} pct {}: got {}",
+            b,
+            l,
+            pct,
+            got
+        );
+    }
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `sched_lb_rs_newidle`: where the newidle walk stops, with
+//! seed 003's backoff (Jason Low, 2013) and seed 004's per-level migration
+//! cost (Rohit Jain, 2018), on topologies described as data.
+
+use kernel::bindings;
+
+use super::check;
+use crate::policy::newidle_backoff::backoff_factor;
+use crate::policy::newidle_walk::{stop_at_domain, WalkStep};
+
+const US: u64 = 1000;
+
+fn step(avg_idle_ns: u64, curr_cost_ns: u64, max_cost_ns: u64) -> WalkStep {
+    WalkStep {
+        avg_idle_ns,
+        curr_cost_ns,
+        max_newidle_lb_cost_ns: max_cost_ns,
+        migration_cost_ns: 0,
+        consecutive_failures: 0,
+        backoff: false,
+        migration_cost: false,
+    }
+}
+
+/// A CPU expecting 500 us of idle whose domain costs 40 us to balance:
+/// with the backoff on, a run of failures raises N by one every 5, and the
+/// walk stops once N * 40 us > 500 us, i.e. from N = 13 (65 failures) on;
+/// one success puts it back to the stock decision.
+pub(super) unsafe extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
+    let mut failures = 0u32;
+    let mut s = step(500 * US, 0, 40 * US);
+    s.backoff = true;
+    while failures <= 80 {
+        s.consecutive_failures = failures;
+        let want = failures >= 65;
+        let got = stop_at_domain(s);
+        check!(
+            "backoff_failure_run_then_success",
+            got == want,
+            "after {} failures (N = {}): stop {}",
+            failures,
+            backoff_factor(failures),
+            got
+        );
+        failures += 1;
+    }
+    // The thread's numbers: 30 failures give N = 6.
+    check!(
+        "backoff_failure_run_then_success",
+        backoff_factor(30) == 6,
+        "N(30) = {}",
+        backoff_factor(30)
+    );
+    // A pulled task resets the streak.
+    s.consecutive_failures = 0;
+    check!(
+        "backoff_failure_run_then_success",
+        !stop_at_domain(s),
+        "after a success the walk goes on"
+    );
+    // The flag off ignores any streak.
+    s.backoff = false;
+    s.consecutive_failures = 1000;
+    check!(
+        "backoff_failure_run_then_success",
+        !stop_at_domain(s),
+        "flag off is stock"
+    );
+}
+
+/// One domain level: its name, `max_newidle_lb_cost` and migration cost.
+type Level = (&'static str, u64, u64);
+
+/// A topology as data, an expected idle time, the flag, and the index of
+/// the level where the walk must stop (its length if it walks them all).
+/// Each balanced level costs its `max_newidle_lb_cost`.
+#[rustfmt::skip]
+static TOPOLOGIES: [(&str, &[Level], u64, bool, usize); 8] = [
+    // SMT2 x MC x NUMA, the RFC's costs: SMT 0, MC 50 us, NUMA 500 us.
+    ("smt2-mc-numa stock", &[("SMT", 5 * US, 0), ("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 300 * US, false, 3),
+    ("smt2-mc-numa cost", &[("SMT", 5 * US, 0), ("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 300 * US, true, 2),
+    ("smt2-mc-numa short idle", &[("SMT", 5 * US, 0), ("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 60 * US, true, 1),
+    ("smt2-mc-numa long idle", &[("SMT", 5 * US, 0), ("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 700 * US, true, 3),
+    // SMT4 x MC: SMT costs nothing, so even a tiny idle balances siblings.
+    ("smt4-mc cost", &[("SMT", 2 * US, 0), ("MC", 30 * US, 50 * US)], 10 * US, true, 1),
+    // No SMT: MC x PKG (PKG 0, as the RFC left the DIE level).
+    ("mc-pkg stock", &[("MC", 20 * US, 50 * US), ("PKG", 40 * US, 0)], 60 * US, false, 2),
+    ("mc-pkg cost", &[("MC", 20 * US, 50 * US), ("PKG", 40 * US, 0)], 60 * US, true, 0),
+    // Stock stops once the accumulated cost exceeds the idle time.
+    ("mc-numa stock short", &[("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 110 * US, false, 1),
+];
+
+fn walk(levels: &[Level], avg_idle_ns: u64, migration_cost: bool) -> usize {
+    let mut curr = 0u64;
+    for (i, &(_, max_cost, mig)) in levels.iter().enumerate() {
+        let mut s = step(avg_idle_ns, curr, max_cost);
+        s.migration_cost = migration_cost;
+        s.migration_cost_ns = mig;
+        if stop_at_domain(s) {
+            return i;
+        }
+        curr = curr.saturating_add(max_cost);
+    }
+    levels.len()
+}
+
+pub(super) unsafe extern "C" fn walk_topologies(_test: *mut bindings::kunit) {
+    for &(name, levels, idle, cost, want) in TOPOLOGIES.iter() {
+        let got = walk(levels, idle, cost);
+        check!(
+            "walk_stops_per_topology",
+            got == want,
+            "{}: stopped at level {} (expected {})",
+            name,
+            got,
+            want
+        );
+    }
+}
+
+/// Rows through the kernel's shim: `(step, stop)`.
+pub(super) unsafe extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
+    let mut rows = [(step(99, 50, 50), true); 5];
+    rows[1] = (step(100, 50, 50), false);
+    rows[2].0 = step(500 * US, 0, 40 * US);
+    rows[2].0.backoff = true;
+    rows[2].0.consecutive_failures = 65;
+    rows[3].0 = step(300 * US, 25 * US, 100 * US);
+    rows[3].0.migration_cost = true;
+    rows[3].0.migration_cost_ns = 500 * US;
+    rows[4] = (rows[3].0, false);
+    rows[4].0.migration_cost = false;
+    for (s, want) in rows.iter() {
+        let args = bindings::sched_lb_newidle_args {
+            avg_idle_ns: s.avg_idle_ns,
+            curr_cost_ns: s.curr_cost_ns,
+            max_newidle_lb_cost_ns: s.max_newidle_lb_cost_ns,
+            consecutive_failures: s.consecutive_failures,
+            backoff: s.backoff,
+            migration_cost_ns: s.migration_cost_ns,
+            migration_cost: s.migration_cost,
+        };
+        // SAFETY: `args` is valid for the call; the shim takes the RCU
+        // read lock and dispatches to the table this module registered.
+        let got = unsafe { bindings::sched_lb_test_newidle_stop(&args) };
+        check!("newidle_kernel_shim", got == *want, "{:?}: got {}", s, got);
+    }
+}

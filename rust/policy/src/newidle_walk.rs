@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Where the newidle balance walk over the domains stops.
+//!
+//! Mirrors, in `sched_balance_newidle()` of Linux 6.12,
+//!
+//! ```c
+//! for_each_domain(this_cpu, sd) {
+//!         ...
+//!         if (this_rq->avg_idle < curr_cost + sd->max_newidle_lb_cost)
+//!                 break;
+//! ```
+//!
+//! and adds two of the seeds' ideas, each behind its own flag:
+//!
+//! - seed 003 (Jason Low, 2013; flag `NEWIDLE_BACKOFF`): the balance cost
+//!   is multiplied by N from [`super::newidle_backoff::backoff_factor`], so
+//!   a CPU whose newidle balances keep pulling nothing needs a longer
+//!   expected idle period before it tries again;
+//! - seed 004 (Rohit Jain, 2018; flag `SD_MIGRATION_COST`): the domain
+//!   level's migration cost, the cache footprint a pulled task loses, is
+//!   added: `avg_idle < curr_cost + max_newidle_lb_cost + sd_migration_cost`.
+//!
+//! With both on, the multiplier applies to the measured balance cost only
+//! (`N * (curr_cost + max_newidle_lb_cost) + sd_migration_cost`): N counts
+//! balances that found nothing, which says nothing about cache refill.
+//!
+//! All times are nanoseconds; sums and products saturate, so no input can
+//! make the walk continue by overflowing (the C `u64` sum would need 584
+//! years of cost to wrap).
+
+use super::newidle_backoff::backoff_factor;
+
+/// Inputs of one step of the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkStep {
+    /// `this_rq->avg_idle`.
+    pub avg_idle_ns: u64,
+    /// Time spent balancing lower domains in this walk.
+    pub curr_cost_ns: u64,
+    /// `sd->max_newidle_lb_cost`.
+    pub max_newidle_lb_cost_ns: u64,
+    /// Migration cost of this domain's level (seed 004).
+    pub migration_cost_ns: u64,
+    /// Newidle balances in a row on this CPU that pulled nothing (seed 003).
+    pub consecutive_failures: u32,
+    /// `sched_feat(NEWIDLE_BACKOFF)`.
+    pub backoff: bool,
+    /// `sched_feat(SD_MIGRATION_COST)`.
+    pub migration_cost: bool,
+}
+
+/// True if the walk stops at this domain (the C `break`).
+pub fn stop_at_domain(s: WalkStep) -> bool {
+    let mut cost_ns = s.curr_cost_ns.saturating_add(s.max_newidle_lb_cost_ns);
+    if s.backoff {
+        let n = backoff_factor(s.consecutive_failures);
+        if n > 1 {
+            cost_ns = cost_ns.saturating_mul(u64::from(n));
+        }
+    }
+    if s.migration_cost {
+        cost_ns = cost_ns.saturating_add(s.migration_cost_ns);
+    }
+    s.avg_idle_ns < cost_ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn step(avg_idle: u64, curr: u64, max: u64) -> WalkStep {
+        WalkStep {
+            avg_idle_ns: avg_idle,
+            curr_cost_ns: curr,
+            max_newidle_lb_cost_ns: max,
+            migration_cost_ns: 0,
+            consecutive_failures: 0,
+            backoff: false,
+            migration_cost: false,
+        }
+    }
+
+    #[test]
+    fn flags_off_is_stock() {
+        assert!(stop_at_domain(step(99, 50, 50)));
+        assert!(!stop_at_domain(step(100, 50, 50)));
+        let mut s = step(100, 50, 50);
+        s.consecutive_failures = 1000;
+        s.migration_cost_ns = 1_000_000;
+        assert!(!stop_at_domain(s), "flags off ignore both extras");
+    }
+
+    // Jason Low: 30 failures give N = 6.
+    #[test]
+    fn backoff_after_thirty_failures() {
+        let mut s = step(500, 40, 50);
+        s.backoff = true;
+        s.consecutive_failures = 30;
+        assert!(stop_at_domain(s), "500 < 6 * 90");
+        s.avg_idle_ns = 540;
+        assert!(!stop_at_domain(s));
+        s.consecutive_failures = 4;
+        s.avg_idle_ns = 90;
+        assert!(!stop_at_domain(s), "under 5 failures: stock");
+    }
+
+    // Rohit Jain: SMT 0, MC 50 us, NUMA 500 us on top of the balance cost.
+    #[test]
+    fn migration_cost_per_level() {
+        let mut s = step(300_000, 10_000, 20_000);
+        s.migration_cost = true;
+        s.migration_cost_ns = 0;
+        assert!(!stop_at_domain(s), "SMT");
+        s.migration_cost_ns = 50_000;
+        assert!(!stop_at_domain(s), "MC");
+        s.migration_cost_ns = 500_000;
+        assert!(stop_at_domain(s), "NUMA");
+    }
+
+    #[test]
+    fn both_flags_scale_only_the_measured_cost() {
+        let mut s = step(0, 10, 10);
+        s.backoff = true;
+        s.migration_cost = true;
+        s.consecutive_failures = 10; // N = 2
+        s.migration_cost_ns = 100;
+        s.avg_idle_ns = 139;
+        assert!(stop_at_domain(s), "139 < 2 * 20 + 100");
+        s.avg_idle_ns = 140;
+        assert!(!stop_at_domain(s));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn total(a in any::<u64>(), c in any::<u64>(), m in any::<u64>(), mc in any::<u64>(),
+                 f in any::<u32>(), b in any::<bool>(), g in any::<bool>()) {
+            let _ = stop_at_domain(WalkStep {
+                avg_idle_ns: a, curr_cost_ns: c, max_newidle_lb_cost_ns: m,
+                migration_cost_ns: mc, consecutive_failures: f, backoff: b, migration_cost: g,
+            });
+        }
+
+        // The flags only ever stop the walk earlier than stock.
+        #[test]
+        fn never_walks_further_than_stock(a in any::<u64>(), c in 0u64..1 << 40, m in 0u64..1 << 40,
+                                          mc in any::<u64>(), f in any::<u32>(), b in any::<bool>(), g in any::<bool>()) {
+            let stock = stop_at_domain(step(a, c, m));
+            let s = WalkStep { avg_idle_ns: a, curr_cost_ns: c, max_newidle_lb_cost_ns: m,
+                               migration_cost_ns: mc, consecutive_failures: f, backoff: b, migration_cost: g };
+            if stock {
+                prop_assert!(stop_at_domain(s));
+            }
+            // Stock equals the C expression where it cannot wrap.
+            prop_assert_eq!(stock, a < c + m);
+        }
+    }
+}
