@@ -22,6 +22,11 @@ if [ ! -d "$SLB_SRC/.git" ]; then
 		git init -q
 		git config user.name "sched-lb-rs"
 		git config user.email "sched-lb-rs@localhost"
+		# No background auto-gc after committing ~90k files: it would
+		# hold HEAD.lock while the series is being applied.
+		git config gc.auto 0
+		git config gc.autoDetach false
+		git config maintenance.auto false
 		# Debian's tarball ignores everything at the top level ("/*").
 		git add -A -f
 		git commit -q -m "linux-source-6.12 $(dpkg-query -W -f='${Version}' "$LINUX_SOURCE_PKG")"
@@ -30,6 +35,7 @@ if [ ! -d "$SLB_SRC/.git" ]; then
 	mv "$SLB_SRC.tmp" "$SLB_SRC"
 else
 	log "reusing $SLB_SRC"
+	git -C "$SLB_SRC" config gc.auto 0
 fi
 
 stage "apply patch series"
