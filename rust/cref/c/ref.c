@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 typedef uint64_t u64;
+typedef int64_t s64_t;
 
 #define min_t(type, x, y) ((type)(x) < (type)(y) ? (type)(x) : (type)(y))
 #define BITS_PER_TYPE(type) (sizeof(type) * 8)
@@ -54,4 +55,39 @@ bool ref_avg_load_balanced(unsigned long busiest, unsigned long local,
 bool ref_newidle_stop(u64 avg_idle, u64 curr_cost, u64 max_newidle_lb_cost)
 {
 	return avg_idle < curr_cost + max_newidle_lb_cost;
+}
+
+/* Seed 002, RFC 01/11: select_idle_cpu()'s per-CPU scan cost. */
+u64 ref_sis_update_cost(u64 avg_scan_cost, u64 time, int loops)
+{
+	s64_t delta;
+
+	time = time / loops;			/* div_u64(time, loops) */
+	delta = (s64_t)(time - avg_scan_cost) / 8;
+	return avg_scan_cost + delta;
+}
+
+/* RFC 02/11: age wake_avg by one halving per elapsed jiffy. */
+void ref_sis_age(u64 *wake_avg, unsigned long *wake_stamp, unsigned long now)
+{
+	if (*wake_stamp < now) {
+		while (*wake_stamp < now && *wake_avg) {
+			(*wake_stamp)++;
+			*wake_avg >>= 1;
+		}
+	}
+}
+
+/* RFC 06/11: SIS_PROP's budget in cores, sis_min_cores = 2. */
+int ref_sis_prop_nr(unsigned int span_weight, u64 avg_idle, u64 avg_scan_cost)
+{
+	u64 avg_cost = avg_scan_cost + 1;
+	u64 span_avg = span_weight * avg_idle;
+	int nr;
+
+	if (span_avg > 2 * avg_cost)
+		nr = span_avg / avg_cost;	/* div_u64() */
+	else
+		nr = 2;
+	return nr;
 }

@@ -10,7 +10,9 @@ use core::fmt::Debug;
 use sched_lb_cref::*;
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
 use sched_lb_policy::idle_cpus::{decide as idle_decide, IdleCpusFlags};
-use sched_lb_policy::{avg_load, detach_load, jiffies, newidle_walk};
+use sched_lb_policy::{
+    avg_load, detach_load, jiffies, newidle_walk, sis_age, sis_budget, sis_cost,
+};
 
 /// Random inputs per rule (per HZ for the HZ-dependent ones).
 const N: u64 = 1_000_000;
@@ -230,4 +232,63 @@ fn balance_interval_matches_c_for_every_hz() {
             },
         );
     }
+}
+
+#[test]
+fn sis_scan_cost_matches_rfc_01() {
+    differential("sis_update_cost", &mut Rng(0x5eed_0006), N, |rng| {
+        let cost = rng.pick(1 << 12);
+        let time = rng.pick(1 << 16);
+        // loops is an int in the RFC, at least 1, at most the LLC size.
+        let loops = (rng.pick(64) % 8192) as u32 + 1;
+        // SAFETY: pure C function of its arguments.
+        let c = unsafe { ref_sis_update_cost(cost, time, loops as i32) };
+        Some((
+            c,
+            sis_cost::update_avg_scan_cost(cost, time, loops),
+            format!("cost={cost} time={time} loops={loops}"),
+        ))
+    });
+}
+
+#[test]
+fn sis_age_matches_rfc_02() {
+    differential("sis_age", &mut Rng(0x5eed_0007), N, |rng| {
+        let avg = rng.pick(1 << 24);
+        // The RFC's `stamp < now` only means "elapsed" without wrap-around
+        // (the Rust also handles the wrap, tested in sis_age.rs).
+        let stamp = rng.next() >> 2;
+        let now = stamp + rng.pick(80) % 200;
+        let (mut ca, mut cs) = (avg, stamp);
+        // SAFETY: the pointers are to locals, valid for the call.
+        unsafe { ref_sis_age(&mut ca, &mut cs, now) };
+        Some((
+            (ca, cs),
+            sis_age::age_wake_avg(avg, stamp, now),
+            format!("avg={avg} stamp={stamp} now={now}"),
+        ))
+    });
+}
+
+#[test]
+fn sis_prop_budget_matches_rfc_06() {
+    differential("sis_prop_nr", &mut Rng(0x5eed_0008), N, |rng| {
+        let w = (rng.pick(64) % 8192) as u32 + 1;
+        let idle = rng.pick(1 << 20);
+        let cost = rng.pick(1 << 12);
+        // Where the C's u64 arithmetic and its int result do not overflow
+        // (the Rust saturates instead; sis_budget.rs tests that).
+        let span_avg = u64::from(w).checked_mul(idle)?;
+        cost.checked_add(1)?.checked_mul(2)?;
+        if span_avg / (cost + 1) > i32::MAX as u64 {
+            return None;
+        }
+        // SAFETY: pure C function of its arguments.
+        let c = unsafe { ref_sis_prop_nr(w, idle, cost) } as u32;
+        Some((
+            c,
+            sis_budget::sis_prop_cores(w, idle, cost),
+            format!("w={w} idle={idle} cost={cost}"),
+        ))
+    });
 }

@@ -30,3 +30,7 @@ pub mod idle_cpus;
 pub mod jiffies;
 pub mod newidle_backoff;
 pub mod newidle_walk;
+pub mod sis_age;
+pub mod sis_budget;
+pub mod sis_cost;
+pub mod sis_select;
