@@ -10,7 +10,7 @@
 //! load balancer with preemption disabled. The only state is a pair of
 //! statistics counters per hook, published in debugfs.
 
-use core::ffi::CStr;
+use core::ffi::{c_int, c_void, CStr};
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,7 +20,8 @@ use kernel::prelude::*;
 use crate::policy::balance_interval::{self, IntervalInput};
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
 use crate::policy::newidle_walk::{self, WalkStep};
-use crate::policy::{avg_load, detach_load};
+use crate::policy::sis_select::{bit_is_set, IdleView};
+use crate::policy::{avg_load, detach_load, sis_age, sis_budget, sis_cost, sis_select};
 
 /// The ABI this module was built against.
 pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
@@ -46,6 +47,8 @@ static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
     avg_load_balanced: Some(avg_load_balanced),
     balance_interval: Some(balance_interval),
     newidle_stop: Some(newidle_stop),
+    sis_select: Some(sis_select),
+    sis_account: Some(sis_account),
 });
 
 /// The table this module registers, for the KUnit suites.
@@ -88,14 +91,20 @@ static DETACH: HookStats = HookStats::new();
 static AVG_LOAD: HookStats = HookStats::new();
 static INTERVAL: HookStats = HookStats::new();
 static NEWIDLE: HookStats = HookStats::new();
+static SIS: HookStats = HookStats::new();
+/// What the SIS scans cost, as the shim timed them: total nanoseconds and
+/// total CPUs or cores visited, for the per-wakeup cost of this design.
+static SIS_SCAN_NS: AtomicU64 = AtomicU64::new(0);
+static SIS_LOOPS: AtomicU64 = AtomicU64::new(0);
 
 /// Every hook's counters, with the debugfs directory name of each.
-static STATS: [(&CStr, &HookStats); 5] = [
+static STATS: [(&CStr, &HookStats); 6] = [
     (c"idle_cpus_balanced", &IDLE_CPUS),
     (c"detach_skip", &DETACH),
     (c"avg_load_balanced", &AVG_LOAD),
     (c"balance_interval", &INTERVAL),
     (c"newidle_stop", &NEWIDLE),
+    (c"sis_select", &SIS),
 ];
 
 /// Seed 000: the idle-CPU imbalance test of
@@ -175,6 +184,127 @@ unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) 
     }))
 }
 
+// cpumask words are `unsigned long`; the policy reads them as `u64`.
+const _: () = assert!(
+    usize::BITS == u64::BITS,
+    "sched_lb_rs assumes 64-bit cpumask words"
+);
+
+/// A cpumask's words as the policy sees them.
+///
+/// # Safety
+///
+/// `bits` points to a cpumask of at least `nbits` bits that outlives the
+/// returned slice. The bindings give `unsigned long` as `usize`, which is
+/// 64 bits on every architecture this module is built for, so the words
+/// are `u64`.
+unsafe fn cpumask_words<'a>(bits: *const usize, nbits: u32) -> &'a [u64] {
+    let words = nbits.div_ceil(u64::BITS) as usize;
+    if bits.is_null() || words == 0 {
+        return &[];
+    }
+    // SAFETY: see the function's contract.
+    unsafe { core::slice::from_raw_parts(bits.cast::<u64>(), words) }
+}
+
+/// The scan's view of idle state: the affinity from the mask the shim
+/// built, idleness from the kernel's `__select_idle_cpu()` test, one CPU at
+/// a time.
+struct KernelView<'a> {
+    cpus: &'a [u64],
+    cpu_idle: unsafe extern "C" fn(c_int, *mut c_void) -> bool,
+    task: *mut c_void,
+}
+
+impl IdleView for KernelView<'_> {
+    fn idle(&self, cpu: u32) -> bool {
+        // SAFETY: `cpu_idle` and `task` come from the shim's argument struct
+        // for the duration of the scan; `cpu` is below nr_cpumask_bits.
+        unsafe { (self.cpu_idle)(cpu as c_int, self.task) }
+    }
+
+    fn allowed(&self, cpu: u32) -> bool {
+        bit_is_set(self.cpus, cpu)
+    }
+}
+
+/// Seed 002: `select_idle_cpu()`'s scan of the LLC (RFC 01 to 06).
+unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
+    // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
+    // the out fields.
+    let a = unsafe { &mut *args };
+    a.loops = 0;
+    let Some(cpu_idle) = a.cpu_idle else {
+        return -1;
+    };
+    if a.sis_age {
+        (a.wake_avg_ns, a.wake_stamp) =
+            sis_age::age_wake_avg(a.wake_avg_ns, a.wake_stamp, a.now_jiffies);
+    }
+    let idle_ns = sis_age::predicted_idle_ns(a.sis_age, a.wake_avg_ns, a.avg_idle_ns);
+    let prop = a
+        .sis_prop
+        .then(|| sis_budget::sis_prop_cores(a.span_weight, idle_ns, a.avg_scan_cost_ns));
+    let util = a.sis_util.then_some(a.util_nr);
+    let Some(budget) = sis_budget::combine(prop, util, a.smt_weight) else {
+        SIS.record(false);
+        return -1;
+    };
+    let view = KernelView {
+        // SAFETY: `cpus` is the shim's cpumask of `nbits` bits.
+        cpus: unsafe { cpumask_words(a.cpus, a.nbits) },
+        cpu_idle,
+        task: a.task,
+    };
+    let scan = match (
+        a.sis_fold && a.has_idle_core && a.smt_weight > 1,
+        a.smt_mask,
+    ) {
+        // RFC 07/08: the folded core scan, from the target's core.
+        (true, Some(smt_mask)) => {
+            // SAFETY: `cores` is the shim's cpumask of `nbits` bits.
+            let cores = unsafe { cpumask_words(a.cores, a.nbits) };
+            let nbits = a.nbits;
+            let siblings = |core: u32| {
+                // SAFETY: smt_mask() returns a CPU's SMT cpumask, which
+                // lives as long as the topology, i.e. past this scan.
+                unsafe { cpumask_words(smt_mask(core as c_int), nbits) }
+            };
+            sis_select::scan_cores_fold(&view, cores, nbits, siblings, a.target, budget.cores)
+        }
+        // RFC 05/06: the CPU scan. The target itself was checked before
+        // the scan, so it starts after it.
+        _ => sis_select::scan_cpus(
+            &view,
+            view.cpus,
+            a.nbits,
+            a.target.wrapping_add(1),
+            budget.cpus,
+        ),
+    };
+    a.loops = scan.loops;
+    a.found_idle_core = scan.found_idle_core;
+    SIS.record(scan.cpu.is_some());
+    scan.cpu.map_or(-1, |c| c as c_int)
+}
+
+/// Seed 002: the statistics after a scan (RFC 01, 03).
+unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
+    // SAFETY: as for `sis_select()`.
+    let a = unsafe { &mut *args };
+    if a.loops > 0 {
+        a.avg_scan_cost_ns =
+            sis_cost::update_avg_scan_cost(a.avg_scan_cost_ns, a.scan_time_ns, a.loops);
+    }
+    if a.sis_once {
+        a.wake_avg_ns = sis_age::spend_wake_avg(a.wake_avg_ns, a.scan_time_ns);
+    }
+    if !in_kunit_test() {
+        SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
+        SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
+    }
+}
+
 /// True while the current task is running a KUnit case.
 fn in_kunit_test() -> bool {
     #[cfg(CONFIG_KUNIT)]
@@ -189,7 +319,8 @@ fn in_kunit_test() -> bool {
     }
 }
 
-/// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only.
+/// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
+/// `sis_select/{scan_ns,loops}`.
 struct DebugfsDir(*mut bindings::dentry);
 
 // SAFETY: the dentry pointer is only handed back to debugfs, which does its
@@ -205,6 +336,10 @@ impl DebugfsDir {
             let dir = mkdir(name, root.0);
             counter(dir, c"calls", &stats.calls);
             counter(dir, c"true", &stats.hits);
+            if ptr::eq(*stats, &SIS) {
+                counter(dir, c"scan_ns", &SIS_SCAN_NS);
+                counter(dir, c"loops", &SIS_LOOPS);
+            }
         }
         root
     }

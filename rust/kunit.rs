@@ -20,6 +20,7 @@ mod idle_cpus;
 mod interval;
 mod load;
 mod newidle;
+mod sis;
 
 /// Reports a failed check as a KTAP diagnostic, then fails the case
 /// through KUnit's own assertion machinery.
@@ -130,6 +131,17 @@ kunit_suite!(
     ]
 );
 
+kunit_suite!(
+    SIS_SUITE,
+    SIS_CASES,
+    b"sched_lb_rs_sis",
+    [
+        (c"sis_scan_rows", sis::scan_rows),
+        (c"sis_age_once_sequence", sis::age_once_sequence),
+        (c"sis_fold_rows", sis::fold_rows),
+    ]
+);
+
 #[repr(transparent)]
 struct SuitePtr(*mut bindings::kunit_suite);
 
@@ -139,9 +151,10 @@ unsafe impl Sync for SuitePtr {}
 
 #[used]
 #[link_section = ".kunit_test_suites"]
-static KUNIT_SUITES: [SuitePtr; 4] = [
+static KUNIT_SUITES: [SuitePtr; 5] = [
     SuitePtr(core::ptr::addr_of_mut!(IDLE_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(LOAD_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(INTERVAL_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(NEWIDLE_SUITE)),
+    SuitePtr(core::ptr::addr_of_mut!(SIS_SUITE)),
 ];

@@ -35,6 +35,14 @@ mod policy {
     pub(crate) mod newidle_backoff;
     #[path = "../policy/src/newidle_walk.rs"]
     pub(crate) mod newidle_walk;
+    #[path = "../policy/src/sis_age.rs"]
+    pub(crate) mod sis_age;
+    #[path = "../policy/src/sis_budget.rs"]
+    pub(crate) mod sis_budget;
+    #[path = "../policy/src/sis_cost.rs"]
+    pub(crate) mod sis_cost;
+    #[path = "../policy/src/sis_select.rs"]
+    pub(crate) mod sis_select;
 }
 
 module! {

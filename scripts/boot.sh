@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 name=$1 plan=$2
-smp=${3:-${SLB_SMP:-4,sockets=2,cores=2,threads=1}}
+smp=${3:-${SLB_SMP:-8,sockets=2,cores=2,threads=2}}
 # The flags of the series that the guest round-trips; one per policy.
 flags=${SLB_FLAGS:-$(cat "$SLB_ROOT/kunit/flags")}
 kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}

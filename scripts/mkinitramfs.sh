@@ -24,6 +24,15 @@ for a in $applets; do
 	[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
+# hackbench (rt-tests) with the shared libraries it links, so the guest
+# can load the scheduler with a real workload while flags flip.
+hb=$(command -v hackbench || true)
+[ -n "$hb" ] || die "hackbench not found: run 'make setup' (package rt-tests)"
+cp "$hb" "$root/bin/hackbench"
+for lib in $(ldd "$hb" | grep -o '/[^ ]*'); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
 cp "$ko" "$root/slb/"
 echo "$plan" > "$root/slb/plan"
 echo "$flags" > "$root/slb/flags"

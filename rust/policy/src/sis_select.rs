@@ -41,19 +41,68 @@ pub struct Scan {
     pub found_idle_core: bool,
 }
 
-fn test_bit(words: &[u64], bit: u32) -> bool {
+/// Whether bit `bit` of `words` is set (a CPU in a cpumask).
+pub fn bit_is_set(words: &[u64], bit: u32) -> bool {
     let w = (bit / 64) as usize;
-    w < words.len() && (words[w] >> (bit % 64)) & 1 != 0
+    words.get(w).is_some_and(|&x| (x >> (bit % 64)) & 1 != 0)
+}
+
+/// The first set bit in `[from, to)`, a word at a time, as
+/// `find_next_bit()` does (a big machine's masks have thousands of bits).
+fn next_set_bit(words: &[u64], from: u32, to: u32) -> Option<u32> {
+    let mut bit = from;
+    while bit < to {
+        let w = (bit / 64) as usize;
+        let word = *words.get(w)? >> (bit % 64);
+        if word != 0 {
+            let found = bit.saturating_add(word.trailing_zeros());
+            return (found < to).then_some(found);
+        }
+        // Next word boundary.
+        bit = (bit | 63).saturating_add(1);
+    }
+    None
+}
+
+/// Iterator over the set bits of a range, see [`wrap_bits`].
+pub struct SetBits<'a> {
+    words: &'a [u64],
+    next: u32,
+    end: u32,
+    wrap_end: u32,
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        loop {
+            if let Some(b) = next_set_bit(self.words, self.next, self.end) {
+                self.next = b.saturating_add(1);
+                return Some(b);
+            }
+            if self.wrap_end == 0 {
+                return None;
+            }
+            // Second leg: from 0 up to the start.
+            self.next = 0;
+            self.end = self.wrap_end;
+            self.wrap_end = 0;
+        }
+    }
 }
 
 /// The set bits of `words` below `nbits`, in `for_each_cpu_wrap()` order:
 /// from `start` up, then from 0 to `start - 1`.
-pub fn wrap_bits(words: &[u64], nbits: u32, start: u32) -> impl Iterator<Item = u32> + '_ {
+pub fn wrap_bits(words: &[u64], nbits: u32, start: u32) -> SetBits<'_> {
     let nbits = nbits.min(u32::try_from(words.len().saturating_mul(64)).unwrap_or(u32::MAX));
     let start = if nbits == 0 { 0 } else { start % nbits };
-    (start..nbits)
-        .chain(0..start)
-        .filter(move |&b| test_bit(words, b))
+    SetBits {
+        words,
+        next: start,
+        end: nbits,
+        wrap_end: start,
+    }
 }
 
 /// RFC 05's `__select_idle_cpu()`: the first allowed idle CPU of `span`,
@@ -209,6 +258,27 @@ mod tests {
         assert_eq!(v, [4, 5, 7, 1, 2]);
         assert_eq!(wrap_bits(&w, 0, 3).count(), 0);
         assert_eq!(wrap_bits(&[], 64, 3).count(), 0);
+        let v: Vec<u32> = wrap_bits(&w, 8, 0).collect();
+        assert_eq!(v, [1, 2, 4, 5, 7]);
+    }
+
+    // Word-at-a-time iteration equals the bit-at-a-time definition on
+    // multi-word masks, for every start.
+    #[test]
+    fn wrap_equals_naive_on_big_masks() {
+        let words = [0x8000_0000_0000_0001u64, 0, 0x0000_0100_0010_0000, 0xF];
+        for nbits in [0, 1, 64, 65, 130, 200, 256, 300] {
+            for start in 0..nbits.max(1) {
+                let n = nbits.min(256);
+                let st = if n == 0 { 0 } else { start % n };
+                let naive: Vec<u32> = (st..n)
+                    .chain(0..st)
+                    .filter(|&b| (words[(b / 64) as usize] >> (b % 64)) & 1 != 0)
+                    .collect();
+                let fast: Vec<u32> = wrap_bits(&words, nbits, start).collect();
+                assert_eq!(fast, naive, "nbits {nbits} start {start}");
+            }
+        }
     }
 
     // SMT2 x 4 cores: cores {0,1} {2,3} {4,5} {6,7}.

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `sched_lb_rs_sis`: seed 002, the select_idle_sibling()
+//! rework (Peter Zijlstra, RFC 00/11, 2018). Scans run through the callback
+//! this module registers, on machines described as data: the idle state
+//! reaches the scan through the same `cpu_idle` callback the kernel passes,
+//! here answering from a table.
+
+use core::ffi::{c_int, c_void};
+
+use kernel::bindings;
+
+use super::check;
+
+/// A machine as data: which CPUs are idle.
+struct Machine {
+    idle: [bool; 8],
+}
+
+unsafe extern "C" fn table_idle(cpu: c_int, task: *mut c_void) -> bool {
+    // SAFETY: `task` is the `Machine` a case passed in the argument struct.
+    let m = unsafe { &*task.cast::<Machine>() };
+    usize::try_from(cpu)
+        .ok()
+        .and_then(|c| m.idle.get(c).copied())
+        .unwrap_or(false)
+}
+
+/// SMT2 x 4 cores: {0,1} {2,3} {4,5} {6,7}.
+static SMT2_SIBLINGS: [[u64; 1]; 8] = [
+    [0x03],
+    [0x03],
+    [0x0c],
+    [0x0c],
+    [0x30],
+    [0x30],
+    [0xc0],
+    [0xc0],
+];
+
+unsafe extern "C" fn smt2_mask(cpu: c_int) -> *const usize {
+    let i = usize::try_from(cpu).unwrap_or(0) % 8;
+    SMT2_SIBLINGS[i].as_ptr().cast()
+}
+
+/// One scan: idle CPUs, allowed CPUs, target, SIS_PROP with its predicted
+/// idle time (avg_idle, ns), SIS_UTIL's nr (0: flag off), expected pick.
+struct Row {
+    what: &'static str,
+    idle: u8,
+    allowed: u8,
+    target: u32,
+    prop_avg_idle_ns: Option<u64>,
+    util_nr: u32,
+    pick: c_int,
+}
+
+#[rustfmt::skip]
+static ROWS: [Row; 9] = [
+    Row { what: "unlimited finds the idle CPU", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 6 },
+    Row { what: "starts after the target and wraps", idle: 0x03, allowed: 0xff, target: 4, prop_avg_idle_ns: None, util_nr: 0, pick: 0 },
+    // avg_idle under 512 ns predicts 0 (avg_idle / 512): SIS_PROP's floor, 2 cores = 4 CPUs.
+    Row { what: "SIS_PROP floor: 2 cores of SMT2", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: -1 },
+    Row { what: "SIS_PROP floor reaches CPU 4", idle: 0x10, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: 4 },
+    Row { what: "affinity excludes the idle CPUs", idle: 0xc0, allowed: 0x3f, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: -1 },
+    Row { what: "affinity allows one idle CPU", idle: 0xc0, allowed: 0x80, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 7 },
+    Row { what: "SIS_UTIL overloaded: no scan", idle: 0xff, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 1, pick: -1 },
+    Row { what: "SIS_UTIL nr 3 scans 2 CPUs", idle: 0x08, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 3, pick: -1 },
+    Row { what: "SIS_PROP and SIS_UTIL: the smaller wins", idle: 0x04, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(1 << 30), util_nr: 3, pick: 2 },
+];
+
+fn args_for(
+    r: &Row,
+    m: &Machine,
+    cpus: &[u64; 1],
+    cores: &[u64; 1],
+) -> bindings::sched_lb_sis_args {
+    // SAFETY: all-zero is a valid argument struct (null pointers, no
+    // callbacks, zero counts); the fields used are set below.
+    let mut a: bindings::sched_lb_sis_args = unsafe { core::mem::zeroed() };
+    a.cpus = cpus.as_ptr().cast();
+    a.cores = cores.as_ptr().cast();
+    a.smt_mask = Some(smt2_mask);
+    a.cpu_idle = Some(table_idle);
+    a.task = (m as *const Machine).cast_mut().cast();
+    a.avg_scan_cost_ns = 0;
+    a.avg_idle_ns = r.prop_avg_idle_ns.unwrap_or(0);
+    a.nbits = 8;
+    a.target = r.target;
+    a.span_weight = 8;
+    a.smt_weight = 2;
+    a.util_nr = r.util_nr;
+    a.sis_prop = r.prop_avg_idle_ns.is_some();
+    a.sis_util = r.util_nr != 0;
+    a
+}
+
+pub(super) unsafe extern "C" fn scan_rows(_test: *mut bindings::kunit) {
+    let ops = crate::hooks::ops();
+    let (Some(select), Some(account)) = (ops.sis_select, ops.sis_account) else {
+        check!("sis_scan_rows", false, "sis callbacks not set");
+        return;
+    };
+    for r in ROWS.iter() {
+        let mut m = Machine { idle: [false; 8] };
+        for (c, slot) in m.idle.iter_mut().enumerate() {
+            *slot = r.idle & (1 << c) != 0;
+        }
+        let cpus = [u64::from(r.allowed)];
+        let cores = [0x55u64];
+        let mut a = args_for(r, &m, &cpus, &cores);
+        // SAFETY: `a` and everything it points to live across the call.
+        let got = unsafe { select(&mut a) };
+        check!(
+            "sis_scan_rows",
+            got == r.pick,
+            "{}: picked {} (expected {})",
+            r.what,
+            got,
+            r.pick
+        );
+        // The accounting sees the loops the scan reports.
+        a.scan_time_ns = 800;
+        let loops = a.loops;
+        // SAFETY: as above.
+        unsafe { account(&mut a) };
+        let want = if loops > 0 {
+            (800 / u64::from(loops)) / 8
+        } else {
+            0
+        };
+        check!(
+            "sis_scan_rows",
+            a.avg_scan_cost_ns == want,
+            "{}: avg_scan_cost {} after {} loops (expected {})",
+            r.what,
+            a.avg_scan_cost_ns,
+            loops,
+            want
+        );
+    }
+}
+
+/// SIS_AGE and SIS_ONCE over a sequence of wakeups: a CPU woke from idle
+/// with wake_avg 64 us; each jiffy halves it, each scan spends its time,
+/// and the budget follows (8-CPU SMT2 LLC, scan cost 1 us per CPU).
+pub(super) unsafe extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
+    let ops = crate::hooks::ops();
+    let (Some(select), Some(account)) = (ops.sis_select, ops.sis_account) else {
+        check!("sis_age_once_sequence", false, "sis callbacks not set");
+        return;
+    };
+    let m = Machine { idle: [false; 8] };
+    let cpus = [0xffu64];
+    let cores = [0x55u64];
+    let mut a = args_for(&ROWS[0], &m, &cpus, &cores);
+    a.sis_prop = true;
+    a.sis_age = true;
+    a.sis_once = true;
+    a.wake_avg_ns = 64_000;
+    a.wake_stamp = 1000;
+    // (now, scan time, wake_avg after the scan): no jiffy passed, 5 us
+    // spent: 59 us; two jiffies: 59/4 = 14.75 us, less 5: 9.75 us; same
+    // jiffy: 4.75 us; five more jiffies age it to 0.
+    #[rustfmt::skip]
+    let steps: [(u64, u64, u64); 4] = [
+        (1000, 5000, 59_000),
+        (1002, 5000, 9_750),
+        (1002, 5000, 4_750),
+        (1007, 5000, 0),
+    ];
+    for (now, time, want) in steps {
+        a.now_jiffies = now;
+        a.avg_scan_cost_ns = 1000;
+        // SAFETY: `a` and everything it points to live across the calls.
+        let _ = unsafe { select(&mut a) };
+        a.scan_time_ns = time;
+        // SAFETY: as above.
+        unsafe { account(&mut a) };
+        check!(
+            "sis_age_once_sequence",
+            a.wake_avg_ns == want,
+            "at jiffy {}: wake_avg {} (expected {})",
+            now,
+            a.wake_avg_ns,
+            want
+        );
+    }
+}
+
+/// SIS_FOLD on SMT2 x 4 with an idle core hinted: `(idle CPUs, allowed,
+/// target, budget in cores via SIS_UTIL's nr (0: none), pick, idle core
+/// found)`.
+#[rustfmt::skip]
+static FOLD_ROWS: [(u8, u8, u32, u32, c_int, bool); 6] = [
+    // Core {6,7} fully idle: it wins even though core {2,3} has an idle thread.
+    (0xc4, 0xff, 0, 0, 6, true),
+    // No idle core: the first idle thread of the core with fewest busy.
+    (0x24, 0xff, 0, 0, 2, false),
+    // From the target's core 4: core {4,5} has thread 5 idle, busy 1.
+    (0x24, 0xff, 4, 0, 5, false),
+    // Budget of one core (SIS_UTIL nr 3 is 2 CPUs, one SMT2 core): core
+    // {0,1} only, nothing idle there.
+    (0xc0, 0xff, 0, 3, -1, false),
+    // Affinity: core {6,7} idle but only 7 allowed: still a fully idle core.
+    (0xc0, 0x80, 0, 0, 7, true),
+    // Nothing allowed is idle: no pick, and the hint gets cleared.
+    (0xc0, 0x3f, 0, 0, -1, false),
+];
+
+pub(super) unsafe extern "C" fn fold_rows(_test: *mut bindings::kunit) {
+    let ops = crate::hooks::ops();
+    let Some(select) = ops.sis_select else {
+        check!("sis_fold_rows", false, "sis_select not set");
+        return;
+    };
+    for &(idle, allowed, target, util_nr, pick, found) in FOLD_ROWS.iter() {
+        let mut m = Machine { idle: [false; 8] };
+        for (c, slot) in m.idle.iter_mut().enumerate() {
+            *slot = idle & (1 << c) != 0;
+        }
+        let cpus = [u64::from(allowed)];
+        let cores = [0x55u64];
+        let mut a = args_for(&ROWS[0], &m, &cpus, &cores);
+        a.sis_fold = true;
+        a.has_idle_core = true;
+        a.target = target;
+        a.util_nr = util_nr;
+        a.sis_util = util_nr != 0;
+        // SAFETY: `a` and everything it points to live across the call.
+        let got = unsafe { select(&mut a) };
+        check!(
+            "sis_fold_rows",
+            got == pick && a.found_idle_core == found,
+            "idle {:#x} allowed {:#x} target {}: picked {} found_idle_core {} (expected {} {})",
+            idle,
+            allowed,
+            target,
+            got,
+            a.found_idle_core,
+            pick,
+            found
+        );
+    }
+}
