@@ -92,8 +92,10 @@ static AVG_LOAD: HookStats = HookStats::new();
 static INTERVAL: HookStats = HookStats::new();
 static NEWIDLE: HookStats = HookStats::new();
 static SIS: HookStats = HookStats::new();
-/// What the SIS scans cost, as the shim timed them: total nanoseconds and
-/// total CPUs or cores visited, for the per-wakeup cost of this design.
+/// What the SIS scans that visited at least one CPU cost, as the shim timed
+/// them: how many, total nanoseconds, total CPUs or cores visited. Calls
+/// whose budget was zero (SIS_UTIL: overloaded) are only in `calls`.
+static SIS_SCANS: AtomicU64 = AtomicU64::new(0);
 static SIS_SCAN_NS: AtomicU64 = AtomicU64::new(0);
 static SIS_LOOPS: AtomicU64 = AtomicU64::new(0);
 
@@ -299,7 +301,8 @@ unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
     if a.sis_once {
         a.wake_avg_ns = sis_age::spend_wake_avg(a.wake_avg_ns, a.scan_time_ns);
     }
-    if !in_kunit_test() {
+    if a.loops > 0 && !in_kunit_test() {
+        SIS_SCANS.fetch_add(1, Ordering::Relaxed);
         SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
         SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
     }
@@ -320,7 +323,7 @@ fn in_kunit_test() -> bool {
 }
 
 /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
-/// `sis_select/{scan_ns,loops}`.
+/// `sis_select/{scans,scan_ns,loops}`.
 struct DebugfsDir(*mut bindings::dentry);
 
 // SAFETY: the dentry pointer is only handed back to debugfs, which does its
@@ -337,6 +340,7 @@ impl DebugfsDir {
             counter(dir, c"calls", &stats.calls);
             counter(dir, c"true", &stats.hits);
             if ptr::eq(*stats, &SIS) {
+                counter(dir, c"scans", &SIS_SCANS);
                 counter(dir, c"scan_ns", &SIS_SCAN_NS);
                 counter(dir, c"loops", &SIS_LOOPS);
             }

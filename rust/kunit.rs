@@ -139,6 +139,7 @@ kunit_suite!(
         (c"sis_scan_rows", sis::scan_rows),
         (c"sis_age_once_sequence", sis::age_once_sequence),
         (c"sis_fold_rows", sis::fold_rows),
+        (c"sis_topology_rows", sis::topology_rows),
     ]
 );
 

@@ -43,6 +43,14 @@ unsafe extern "C" fn smt2_mask(cpu: c_int) -> *const usize {
     SMT2_SIBLINGS[i].as_ptr().cast()
 }
 
+/// SMT4 x 2 cores: {0..3} {4..7}.
+static SMT4_SIBLINGS: [[u64; 1]; 2] = [[0x0f], [0xf0]];
+
+unsafe extern "C" fn smt4_mask(cpu: c_int) -> *const usize {
+    let i = usize::try_from(cpu).unwrap_or(0) % 8 / 4;
+    SMT4_SIBLINGS[i].as_ptr().cast()
+}
+
 /// One scan: idle CPUs, allowed CPUs, target, SIS_PROP with its predicted
 /// idle time (avg_idle, ns), SIS_UTIL's nr (0: flag off), expected pick.
 struct Row {
@@ -236,6 +244,65 @@ pub(super) unsafe extern "C" fn fold_rows(_test: *mut bindings::kunit) {
             idle,
             allowed,
             target,
+            got,
+            a.found_idle_core,
+            pick,
+            found
+        );
+    }
+}
+
+/// SIS_FOLD on SMT4 x 2 and on 8 cores without SMT: `(topology, idle CPUs,
+/// allowed, pick, idle core found)`, target 0, no budget.
+#[rustfmt::skip]
+static TOPO_ROWS: [(&str, u8, u8, c_int, bool); 5] = [
+    // SMT4: core {0..3} has 3 busy, core {4..7} 2 busy: the latter's first idle thread.
+    ("smt4", 0x68, 0xff, 5, false),
+    // SMT4: core {4..7} fully idle.
+    ("smt4", 0xf8, 0xff, 4, true),
+    // SMT4 with affinity excluding core {4..7}: thread 3 of the busier core.
+    ("smt4", 0xf8, 0x0f, 3, false),
+    // No SMT: every CPU a core, the fold is the plain scan from the target.
+    ("nosmt", 0x30, 0xff, 4, true),
+    ("nosmt", 0x30, 0xdf, 4, true),
+];
+
+pub(super) unsafe extern "C" fn topology_rows(_test: *mut bindings::kunit) {
+    let ops = crate::hooks::ops();
+    let Some(select) = ops.sis_select else {
+        check!("sis_topology_rows", false, "sis_select not set");
+        return;
+    };
+    for &(topo, idle, allowed, pick, found) in TOPO_ROWS.iter() {
+        let mut m = Machine { idle: [false; 8] };
+        for (c, slot) in m.idle.iter_mut().enumerate() {
+            *slot = idle & (1 << c) != 0;
+        }
+        let cpus = [u64::from(allowed)];
+        let (cores, smt, mask): ([u64; 1], u32, unsafe extern "C" fn(c_int) -> *const usize) =
+            if topo == "smt4" {
+                ([0x11], 4, smt4_mask)
+            } else {
+                ([0xff], 1, smt2_mask)
+            };
+        let mut a = args_for(&ROWS[0], &m, &cpus, &cores);
+        a.smt_weight = smt;
+        a.smt_mask = Some(mask);
+        a.sis_fold = true;
+        a.has_idle_core = true;
+        a.target = 0;
+        // SAFETY: `a` and everything it points to live across the call.
+        let got = unsafe { select(&mut a) };
+        // Without SMT the fold does not run (smt_weight 1): the plain scan
+        // starts after the target and reports no idle core.
+        let found = found && smt > 1;
+        check!(
+            "sis_topology_rows",
+            got == pick && a.found_idle_core == found,
+            "{} idle {:#x} allowed {:#x}: picked {} found_idle_core {} (expected {} {})",
+            topo,
+            idle,
+            allowed,
             got,
             a.found_idle_core,
             pick,
