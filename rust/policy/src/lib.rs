@@ -34,3 +34,5 @@ pub mod sis_age;
 pub mod sis_budget;
 pub mod sis_cost;
 pub mod sis_select;
+pub mod sparsemask;
+pub mod steal;
