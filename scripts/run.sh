@@ -25,7 +25,11 @@ log_file="$SLB_LOGS/run.console.log"
 echo
 echo "==================== sched-lb-rs summary ===================="
 sed -n 's/^SLB: boot /kernel:  /p' "$log_file"
-sed -n 's/^SLB: module /module:  /p' "$log_file"
+ko="$SLB_ROOT/sched_lb_rs.ko"
+printf 'module:  %s, vermagic "%s", sha256 %s, lb_hooks ABI %s\n' "$(basename "$ko")" \
+	"$(modinfo -F vermagic "$ko" 2>/dev/null | sed 's/ *$//')" "$(sha256sum "$ko" | cut -c1-16)" \
+	"$(sed -n 's/^.*policies registered (lb_hooks ABI \([0-9]*\)).*/\1/p' "$log_file" | head -1)"
+sed -n 's/^SLB: module \(loaded.*\)/load:    \1/p' "$log_file"
 grep -E '^\[..:..:..\] Testing complete' "$SLB_LOGS/run.kunit.txt" | sed 's/^\[..:..:..\] /KUnit:   /'
 sed -n 's/^SLB: flag /flag:    /p; s/^SLB: unknown feature /debugfs: unknown feature /p' "$log_file"
 sed -n 's/^SLB: domains /domains: /p' "$log_file" | head -4
