@@ -17,6 +17,17 @@ struct Machine {
     idle: [bool; 8],
 }
 
+impl Machine {
+    /// CPU `c` is idle if bit `c` of `idle` is set.
+    fn from_bits(idle: u8) -> Self {
+        let mut m = Machine { idle: [false; 8] };
+        for (c, slot) in m.idle.iter_mut().enumerate() {
+            *slot = idle & (1 << c) != 0;
+        }
+        m
+    }
+}
+
 unsafe extern "C" fn table_idle(cpu: c_int, task: *mut c_void) -> bool {
     // SAFETY: `task` is the `Machine` a case passed in the argument struct.
     let m = unsafe { &*task.cast::<Machine>() };
@@ -110,10 +121,7 @@ pub(super) unsafe extern "C" fn scan_rows(_test: *mut bindings::kunit) {
         return;
     };
     for r in ROWS.iter() {
-        let mut m = Machine { idle: [false; 8] };
-        for (c, slot) in m.idle.iter_mut().enumerate() {
-            *slot = r.idle & (1 << c) != 0;
-        }
+        let m = Machine::from_bits(r.idle);
         let cpus = [u64::from(r.allowed)];
         let cores = [0x55u64];
         let mut a = args_for(r, &m, &cpus, &cores);
@@ -158,7 +166,7 @@ pub(super) unsafe extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
         check!("sis_age_once_sequence", false, "sis callbacks not set");
         return;
     };
-    let m = Machine { idle: [false; 8] };
+    let m = Machine::from_bits(0);
     let cpus = [0xffu64];
     let cores = [0x55u64];
     let mut a = args_for(&ROWS[0], &m, &cpus, &cores);
@@ -223,10 +231,7 @@ pub(super) unsafe extern "C" fn fold_rows(_test: *mut bindings::kunit) {
         return;
     };
     for &(idle, allowed, target, util_nr, pick, found) in FOLD_ROWS.iter() {
-        let mut m = Machine { idle: [false; 8] };
-        for (c, slot) in m.idle.iter_mut().enumerate() {
-            *slot = idle & (1 << c) != 0;
-        }
+        let m = Machine::from_bits(idle);
         let cpus = [u64::from(allowed)];
         let cores = [0x55u64];
         let mut a = args_for(&ROWS[0], &m, &cpus, &cores);
@@ -274,10 +279,7 @@ pub(super) unsafe extern "C" fn topology_rows(_test: *mut bindings::kunit) {
         return;
     };
     for &(topo, idle, allowed, pick, found) in TOPO_ROWS.iter() {
-        let mut m = Machine { idle: [false; 8] };
-        for (c, slot) in m.idle.iter_mut().enumerate() {
-            *slot = idle & (1 << c) != 0;
-        }
+        let m = Machine::from_bits(idle);
         let cpus = [u64::from(allowed)];
         let (cores, smt, mask): ([u64; 1], u32, unsafe extern "C" fn(c_int) -> *const usize) =
             if topo == "smt4" {
