@@ -55,7 +55,6 @@ kunit_skip=$(sed -n 's/.*skipped: \([0-9]*\).*/\1/p' <<< "$kunit_line")
 [ -n "$kunit_pass" ] && [ "$kunit_pass" -gt 0 ] || die "kunit.py reported no passed KUnit case"
 [ -z "$kunit_skip" ] || [ "$kunit_skip" = 0 ] || die "KUnit skipped $kunit_skip cases"
 guest_pass=$(grep -cE '^SLB: .* ok$' "$SLB_LOGS/test.console.log")
-stage_end
 
 echo
 echo "==================== sched-lb-rs test summary ===================="
