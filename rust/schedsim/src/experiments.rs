@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The experiments of `Documentation/schedsim.rst`, one per seed thread.
+//!
+//! - `fairness-2x4` (seed 001, Guittot 2020): 9 and 11 always-running
+//!   threads on 2x4, min/max work before and after the four patches;
+//! - `buddy-x5472` (seed 000, Galbraith 2016): a buddy pair on 4 L2s of 2
+//!   cores, splits and throughput with each idle-CPU threshold;
+//! - `sis-hackbench` (seed 002, Zijlstra's RFC): scan cost and placement
+//!   of SIS_PROP/AGE/ONCE/FOLD against SIS_UTIL;
+//! - `newidle` (seeds 003 and 004, Low 2013, Jain 2018): newidle attempts
+//!   and cost with the backoff and the per-level migration costs;
+//! - `steal` (seed 002, Sistare's reply): STEAL on and off, and the
+//!   8-socket case behind `STEAL_MAX_NUMA_NODES`.
+//!
+//! Each prints reST tables with the thread's numbers beside the model's.
+//! `quick` shortens the runs for the regression tests; the documented
+//! numbers come from the full runs.
+
+use crate::flags::{Flags, Knobs, PreferSibling};
+use crate::sim::Config;
+use crate::stats::RunResult;
+use crate::topology::Topology;
+use crate::workload::Workload;
+use std::fmt::Write as _;
+
+/// Experiment names.
+pub const NAMES: &[&str] = &[
+    "fairness-2x4",
+    "buddy-x5472",
+    "sis-hackbench",
+    "newidle",
+    "steal",
+];
+
+/// The workload of `schedsim bench`: 448 run/sleep tasks and 64 hogs on
+/// 224 CPUs, so wakeups, newidle balancing and periodic balancing all run.
+pub const BENCH_WORKLOAD: &str = "periodic:448:2000:1000+fairness:64";
+
+/// One simulated configuration of an experiment.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// Label in the tables.
+    pub label: String,
+    /// Flags (applied to the defaults).
+    pub flags: String,
+    /// Knobs.
+    pub knobs: Knobs,
+    /// STEAL ablation.
+    pub steal_ignore_node_limit: bool,
+}
+
+impl Variant {
+    fn new(label: &str, flags: &str) -> Self {
+        Self {
+            label: label.into(),
+            flags: flags.into(),
+            knobs: Knobs::default(),
+            steal_ignore_node_limit: false,
+        }
+    }
+}
+
+/// Runs `variant` of `workload` on `topo` for `ms` simulated ms with `seed`.
+pub fn run_variant(
+    topo: &str,
+    workload: &str,
+    v: &Variant,
+    seed: u64,
+    ms: u64,
+    samples: u32,
+) -> Result<RunResult, String> {
+    let t = Topology::preset(topo)?;
+    let w = Workload::parse(workload)?;
+    let mut cfg = Config::new(t, w, seed, ms.saturating_mul(1_000_000));
+    let mut f = Flags::default();
+    f.apply(&v.flags)?;
+    cfg.flags = f;
+    cfg.knobs = v.knobs;
+    cfg.steal_ignore_node_limit = v.steal_ignore_node_limit;
+    cfg.samples = samples;
+    Ok(crate::run(cfg))
+}
+
+/// Mean and sample standard deviation.
+pub fn mean_sd(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (m, 0.0);
+    }
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, var.sqrt())
+}
+
+/// A reST simple table.
+pub fn rst_table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let cols = headers.len();
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(cols) {
+            w[i] = w[i].max(c.len());
+        }
+    }
+    let rule: String = w
+        .iter()
+        .map(|&n| "=".repeat(n))
+        .collect::<Vec<_>>()
+        .join("  ");
+    let line = |cells: Vec<&str>| -> String {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut o = String::new();
+    let _ = writeln!(o, "{rule}");
+    let _ = writeln!(o, "{}", line(headers.to_vec()));
+    let _ = writeln!(o, "{rule}");
+    for r in rows {
+        let _ = writeln!(o, "{}", line(r.iter().map(String::as_str).collect()));
+    }
+    let _ = writeln!(o, "{rule}");
+    o
+}
+
+/// Options of an experiment run.
+#[derive(Clone, Debug, Default)]
+pub struct Opts {
+    /// Where to write SVG plots.
+    pub plot_dir: Option<String>,
+    /// Short runs (tests).
+    pub quick: bool,
+}
+
+fn plot(opts: &Opts, name: &str, r: &RunResult) -> Result<(), String> {
+    if let Some(d) = &opts.plot_dir {
+        let s = crate::svg::render(r)?;
+        let p = format!("{d}/{name}.svg");
+        std::fs::write(&p, s).map_err(|e| format!("cannot write {p}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Result of the fairness experiment for one thread count and mode.
+#[derive(Clone, Debug)]
+pub struct FairnessRow {
+    /// Threads.
+    pub threads: u32,
+    /// "v5.9 switches" or "6.12".
+    pub mode: &'static str,
+    /// Per seed, min/max work %.
+    pub ratios: Vec<f64>,
+}
+
+/// The "before" of seed 001 as the series can A/B it on 6.12.
+pub fn v5_9_variant() -> Variant {
+    Variant {
+        label: "v5.9 switches".into(),
+        flags: "-LB_RELAX_FAILED,-LB_BUSY_INTERVAL_DEC".into(),
+        knobs: Knobs::v5_9(),
+        steal_ignore_node_limit: false,
+    }
+}
+
+/// Seed 001: min/max work of N always-running threads on 2x4.
+pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
+    let (seeds, ms) = if opts.quick {
+        (4u64, 4_000)
+    } else {
+        (10u64, 10_000)
+    };
+    let mut rows = Vec::new();
+    for n in [9u32, 11] {
+        for (mode, v) in [
+            ("v5.9 switches", v5_9_variant()),
+            ("6.12", Variant::new("6.12", "")),
+        ] {
+            let mut ratios = Vec::new();
+            for s in 1..=seeds {
+                let samples = if s == 1 && opts.plot_dir.is_some() {
+                    200
+                } else {
+                    0
+                };
+                let r = run_variant("2x4", &format!("fairness:{n}"), &v, s, ms, samples)?;
+                if samples > 0 {
+                    let tag = if mode == "6.12" { "after" } else { "before" };
+                    plot(opts, &format!("fairness-{n}-{tag}"), &r)?;
+                }
+                ratios.push(r.min_max_ratio_pct(None));
+            }
+            rows.push(FairnessRow {
+                threads: n,
+                mode,
+                ratios,
+            });
+        }
+    }
+    let thread = [
+        (9u32, "v5.9 switches", "78.3% (+/- 6.60%), worst 68.6%"),
+        (9, "6.12", "91.20% (+/- 2.44%), worst 85.67%"),
+        (11, "v5.9 switches", "65.91% (+/- 8.26%), worst 53.52%"),
+        (11, "6.12", "91.34% (+/- 1.87%), worst 87.26%"),
+    ];
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let (m, sd) = mean_sd(&r.ratios);
+            let worst = r.ratios.iter().copied().fold(f64::INFINITY, f64::min);
+            let t = thread
+                .iter()
+                .find(|(n, md, _)| *n == r.threads && *md == r.mode)
+                .map_or("", |x| x.2);
+            vec![
+                r.threads.to_string(),
+                r.mode.to_string(),
+                format!("{m:.1}% (+/- {sd:.1}%), worst {worst:.1}%"),
+                t.to_string(),
+            ]
+        })
+        .collect();
+    let mut o = format!("fairness-2x4: {seeds} seeds x {ms} ms, min/max work of the threads\n\n");
+    o.push_str(&rst_table(
+        &["threads", "rules", "schedsim", "thread (rt-app, arm64 2x4)"],
+        &table_rows,
+    ));
+    Ok((o, rows))
+}
+
+/// One row of the buddy experiment.
+#[derive(Clone, Debug)]
+pub struct BuddyRow {
+    /// Topology flags.
+    pub prefer: &'static str,
+    /// Threshold variant.
+    pub label: String,
+    /// Messages per second, mean over seeds.
+    pub msgs_per_s: f64,
+    /// Pair splits (one LLC to two), mean.
+    pub splits: f64,
+    /// Migrations, mean.
+    pub migrations: f64,
+    /// Active balances, mean.
+    pub active: f64,
+}
+
+/// Seed 000: a buddy pair on x5472 with each idle-CPU threshold.
+pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
+    let (seeds, ms) = if opts.quick {
+        (2u64, 2_000)
+    } else {
+        (5u64, 10_000)
+    };
+    let thresholds = [
+        ("stock (+1)", ""),
+        ("BALANCE_IDLE_LLC2 (+2)", "+BALANCE_IDLE_LLC2"),
+        ("NO_BALANCE_IDLE_CPUS (+llc)", "-BALANCE_IDLE_CPUS"),
+    ];
+    let mut rows = Vec::new();
+    for (prefer, ps) in [
+        ("6.12 (all levels)", PreferSibling::All),
+        ("v4.8 (SMT only)", PreferSibling::SmtOnly),
+    ] {
+        for (label, flags) in thresholds {
+            let mut v = Variant::new(label, flags);
+            v.knobs.prefer_sibling = ps;
+            let (mut m, mut sp, mut mi, mut ac) = (vec![], vec![], vec![], vec![]);
+            for s in 1..=seeds {
+                let samples = if s == 1
+                    && opts.plot_dir.is_some()
+                    && flags.is_empty()
+                    && ps == PreferSibling::SmtOnly
+                {
+                    200
+                } else {
+                    0
+                };
+                let r = run_variant("x5472", "buddy:1", &v, s, ms, samples)?;
+                if samples > 0 {
+                    plot(opts, "buddy-x5472-stock", &r)?;
+                }
+                m.push(r.messages_per_s());
+                sp.push(r.stats.buddy_splits as f64);
+                mi.push(r.stats.migrations as f64);
+                ac.push(r.stats.active_balances as f64);
+            }
+            rows.push(BuddyRow {
+                prefer,
+                label: label.into(),
+                msgs_per_s: mean_sd(&m).0,
+                splits: mean_sd(&sp).0,
+                migrations: mean_sd(&mi).0,
+                active: mean_sd(&ac).0,
+            });
+        }
+    }
+    let t: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.prefer.to_string(),
+                r.label.clone(),
+                format!("{:.0}", r.msgs_per_s),
+                format!("{:.1}", r.splits),
+                format!("{:.1}", r.migrations),
+                format!("{:.1}", r.active),
+            ]
+        })
+        .collect();
+    let mut o = format!(
+        "buddy-x5472: buddy:1 (20 us work, 10 us overlap), {seeds} seeds x {ms} ms, means\n\n"
+    );
+    o.push_str(&rst_table(
+        &[
+            "SD_PREFER_SIBLING",
+            "threshold",
+            "messages/s",
+            "splits",
+            "migrations",
+            "active balances",
+        ],
+        &t,
+    ));
+    o.push_str(
+        "\nthread (netperf UDP_STREAM, X5472, v3.18+ with +1 vs +2): 15539 -> 32486 Mbit/s\n",
+    );
+    Ok((o, rows))
+}
+
+/// One row of the SIS experiment.
+#[derive(Clone, Debug)]
+pub struct SisRow {
+    /// Groups.
+    pub groups: u32,
+    /// Variant label.
+    pub label: String,
+    /// Messages per second.
+    pub msgs_per_s: f64,
+    /// CPUs read per scan.
+    pub cpus_per_scan: f64,
+    /// Modelled scan time per wakeup, ns.
+    pub scan_ns_per_wakeup: f64,
+    /// Wakeups placed on an idle CPU, %.
+    pub idle_placed_pct: f64,
+}
+
+/// The SIS variants of seed 002, as the RFC's table names them.
+pub fn sis_variants() -> Vec<Variant> {
+    vec![
+        Variant::new("6.12 (SIS_UTIL)", ""),
+        Variant::new("no limit", "-SIS_UTIL"),
+        Variant::new("ORIG: SIS_PROP", "-SIS_UTIL,+SIS_PROP"),
+        Variant::new("AGE+ONCE", "-SIS_UTIL,+SIS_PROP,+SIS_AGE,+SIS_ONCE"),
+        Variant::new("FOLD", "-SIS_UTIL,+SIS_PROP,+SIS_FOLD"),
+        Variant::new("FOLD+", "-SIS_UTIL,+SIS_PROP,+SIS_AGE,+SIS_ONCE,+SIS_FOLD"),
+        Variant::new(
+            "FOLD+ and SIS_UTIL",
+            "+SIS_PROP,+SIS_AGE,+SIS_ONCE,+SIS_FOLD",
+        ),
+    ]
+}
+
+/// Seed 002: hackbench scan cost and placement per SIS variant.
+pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
+    let (groups, ms): (&[u32], u64) = if opts.quick {
+        (&[2], 200)
+    } else {
+        (&[1, 2, 5, 10], 1_000)
+    };
+    let mut rows = Vec::new();
+    for &g in groups {
+        for v in sis_variants() {
+            let r = run_variant("xeon2x22", &format!("hackbench:{g}"), &v, 1, ms, 0)?;
+            let st = &r.stats;
+            let wake = st.sis_calls.max(1) as f64;
+            rows.push(SisRow {
+                groups: g,
+                label: v.label.clone(),
+                msgs_per_s: r.messages_per_s(),
+                cpus_per_scan: st.sis_scan_cpus as f64 / st.sis_scans.max(1) as f64,
+                scan_ns_per_wakeup: st.sis_scan_ns as f64 / wake,
+                idle_placed_pct: 100.0 * st.sis_placed_idle as f64 / wake,
+            });
+        }
+    }
+    let t: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.groups.to_string(),
+                r.label.clone(),
+                format!("{:.0}", r.msgs_per_s / 1000.0),
+                format!("{:.1}", r.cpus_per_scan),
+                format!("{:.0}", r.scan_ns_per_wakeup),
+                format!("{:.1}", r.idle_placed_pct),
+            ]
+        })
+        .collect();
+    let mut o = format!(
+        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), seed 1, {ms} ms\n\n"
+    );
+    o.push_str(&rst_table(
+        &[
+            "groups",
+            "variant",
+            "kmsg/s",
+            "CPUs/scan",
+            "scan ns/wakeup",
+            "wakeups on idle CPU %",
+        ],
+        &t,
+    ));
+    Ok((o, rows))
+}
+
+/// One row of the newidle experiment.
+#[derive(Clone, Debug)]
+pub struct NewidleRow {
+    /// Topology.
+    pub topo: &'static str,
+    /// Variant.
+    pub label: String,
+    /// Newidle walks.
+    pub walks: u64,
+    /// Domains balanced by newidle.
+    pub domains: u64,
+    /// Walks that pulled.
+    pub pulled: u64,
+    /// Modelled newidle cost, % of CPU time.
+    pub cost_pct: f64,
+    /// Messages per second.
+    pub msgs_per_s: f64,
+    /// Idle CPU time during conservation violations, % of CPU time.
+    pub wasted_pct: f64,
+}
+
+/// Seeds 003 and 004: the newidle walk with the backoff and the costs.
+pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
+    let ms = if opts.quick { 200 } else { 1_000 };
+    let variants = [
+        Variant::new("6.12", ""),
+        Variant::new("NEWIDLE_BACKOFF", "+NEWIDLE_BACKOFF"),
+        Variant::new("SD_MIGRATION_COST", "+SD_MIGRATION_COST"),
+        Variant::new("both", "+NEWIDLE_BACKOFF,+SD_MIGRATION_COST"),
+    ];
+    let mut rows = Vec::new();
+    for (topo, wl) in [("8socket", "hackbench:4"), ("xeon2x22", "hackbench:4")] {
+        for v in &variants {
+            let r = run_variant(topo, wl, v, 1, ms, 0)?;
+            let cap = r.duration_ns as f64 * f64::from(r.nr_cpus);
+            rows.push(NewidleRow {
+                topo,
+                label: v.label.clone(),
+                walks: r.stats.newidle_walks,
+                domains: r.stats.newidle_domains,
+                pulled: r.stats.newidle_pulled,
+                cost_pct: 100.0 * r.stats.newidle_cost_ns as f64 / cap,
+                msgs_per_s: r.messages_per_s(),
+                wasted_pct: 100.0 * r.conservation.wasted_cpu_ns as f64 / cap,
+            });
+        }
+    }
+    let t: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.topo.to_string(),
+                r.label.clone(),
+                r.walks.to_string(),
+                r.domains.to_string(),
+                r.pulled.to_string(),
+                format!("{:.2}", r.cost_pct),
+                format!("{:.0}", r.msgs_per_s / 1000.0),
+                format!("{:.2}", r.wasted_pct),
+            ]
+        })
+        .collect();
+    let mut o = format!("newidle: hackbench:4 (160 tasks), seed 1, {ms} ms\n\n");
+    o.push_str(&rst_table(
+        &[
+            "machine",
+            "flags",
+            "walks",
+            "domains balanced",
+            "pulled",
+            "cost % CPU",
+            "kmsg/s",
+            "wasted % CPU",
+        ],
+        &t,
+    ));
+    Ok((o, rows))
+}
+
+/// One row of the STEAL experiment.
+#[derive(Clone, Debug)]
+pub struct StealRow {
+    /// Topology.
+    pub topo: &'static str,
+    /// Groups.
+    pub groups: u32,
+    /// Variant.
+    pub label: String,
+    /// Utilisation %.
+    pub util_pct: f64,
+    /// Messages per second.
+    pub msgs_per_s: f64,
+    /// Steals.
+    pub steals: u64,
+    /// Newidle walks.
+    pub walks: u64,
+    /// Trace hash.
+    pub trace: u64,
+}
+
+/// Seed 002 (Sistare): STEAL on and off, and the 8-socket limit.
+pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
+    let (groups, ms): (&[u32], u64) = if opts.quick {
+        (&[2], 200)
+    } else {
+        (&[1, 2, 4, 8], 1_000)
+    };
+    let mut unlimited = Variant::new("STEAL, node limit ignored", "+STEAL");
+    unlimited.steal_ignore_node_limit = true;
+    let cases: Vec<(&'static str, Vec<Variant>)> = vec![
+        (
+            "xeon2x22",
+            vec![Variant::new("6.12", ""), Variant::new("STEAL", "+STEAL")],
+        ),
+        (
+            "8socket",
+            vec![
+                Variant::new("6.12", ""),
+                Variant::new("STEAL", "+STEAL"),
+                unlimited,
+            ],
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (topo, vs) in &cases {
+        for &g in groups {
+            for v in vs {
+                let r = run_variant(topo, &format!("hackbench:{g}"), v, 1, ms, 0)?;
+                rows.push(StealRow {
+                    topo,
+                    groups: g,
+                    label: v.label.clone(),
+                    util_pct: r.utilisation_pct(),
+                    msgs_per_s: r.messages_per_s(),
+                    steals: r.stats.steals,
+                    walks: r.stats.newidle_walks,
+                    trace: r.trace_hash,
+                });
+            }
+        }
+    }
+    let t: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.topo.to_string(),
+                r.groups.to_string(),
+                r.label.clone(),
+                format!("{:.1}", r.util_pct),
+                format!("{:.0}", r.msgs_per_s / 1000.0),
+                r.steals.to_string(),
+                r.walks.to_string(),
+            ]
+        })
+        .collect();
+    let mut o = format!("steal: hackbench:G (20 fds), seed 1, {ms} ms\n\n");
+    o.push_str(&rst_table(
+        &[
+            "machine",
+            "groups",
+            "variant",
+            "util %",
+            "kmsg/s",
+            "steals",
+            "newidle walks",
+        ],
+        &t,
+    ));
+    o.push_str(
+        "\nthread (Sistare, 1 node x 28 cores x SMT2, hackbench G process 100000): \
+         2 groups 16.94 s -> 8.99 s (+88%), %util 76.97 -> 98.74\n",
+    );
+    Ok((o, rows))
+}
+
+/// Runs one experiment by name and returns its text.
+pub fn run_named(name: &str, opts: &Opts) -> Result<String, String> {
+    match name {
+        "fairness-2x4" => fairness(opts).map(|x| x.0),
+        "buddy-x5472" => buddy(opts).map(|x| x.0),
+        "sis-hackbench" => sis(opts).map(|x| x.0),
+        "newidle" => newidle(opts).map(|x| x.0),
+        "steal" => steal(opts).map(|x| x.0),
+        other => Err(format!(
+            "unknown experiment '{other}'; known: {}, all",
+            NAMES.join(", ")
+        )),
+    }
+}
+
+/// `schedsim experiment NAME|all [--plot-dir DIR] [--quick]`.
+pub fn cli(args: &[String]) -> Result<(), String> {
+    let mut opts = Opts::default();
+    let mut name = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--plot-dir" => {
+                i += 1;
+                opts.plot_dir = Some(args.get(i).cloned().ok_or("--plot-dir needs a value")?);
+            }
+            "--quick" => opts.quick = true,
+            a if a.starts_with("--") => return Err(format!("unknown argument '{a}'")),
+            a => name = Some(a.to_string()),
+        }
+        i += 1;
+    }
+    let name = name.ok_or_else(|| format!("experiment needs a name: {}, all", NAMES.join(", ")))?;
+    let list: Vec<&str> = if name == "all" {
+        NAMES.to_vec()
+    } else {
+        vec![name.as_str()]
+    };
+    for n in list {
+        let text = run_named(n, &opts)?;
+        println!("{text}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_and_stats_helpers() {
+        let t = rst_table(&["a", "bb"], &[vec!["xyz".into(), "1".into()]]);
+        assert_eq!(t, "===  ==\na    bb\n===  ==\nxyz  1\n===  ==\n");
+        let (m, sd) = mean_sd(&[1.0, 2.0, 3.0]);
+        assert!((m - 2.0).abs() < 1e-12 && (sd - 1.0).abs() < 1e-12);
+        assert!(run_named("nope", &Opts::default()).is_err());
+    }
+}

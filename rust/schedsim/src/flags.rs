@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `sched_feat` flags of the series, and the per-domain knobs.
+//!
+//! Mirrors the `SCHED_FEAT()` lines the patches add to
+//! `kernel/sched/features.h` (patches 0002 to 0012), with the same
+//! defaults, plus 6.12's own `SIS_UTIL` (on) and the pending `STEAL`
+//! (off, `Documentation/policies/steal.rst`). With every flag at its
+//! default the simulated kernel is stock 6.12.
+//!
+//! Knobs are what the kernel exposes per domain in debugfs rather than as
+//! flags (`busy_factor`, `imbalance_pct`), plus one simulator-only knob,
+//! `prefer_sibling`, for the topology flags of the kernels the 2016 thread
+//! ran (seed 000, see `Documentation/schedsim.rst`).
+
+/// The flags, by kernel name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flags {
+    /// `BALANCE_IDLE_CPUS` (seed 000, default on).
+    pub balance_idle_cpus: bool,
+    /// `BALANCE_IDLE_LLC2` (seed 000, default off).
+    pub balance_idle_llc2: bool,
+    /// `LB_RELAX_FAILED` (seed 001 1/4, default on).
+    pub lb_relax_failed: bool,
+    /// `LB_BUSY_INTERVAL_DEC` (seed 001 3/4, default on).
+    pub lb_busy_interval_dec: bool,
+    /// `NEWIDLE_BACKOFF` (seed 003, default off).
+    pub newidle_backoff: bool,
+    /// `SD_MIGRATION_COST` (seed 004, default off).
+    pub sd_migration_cost: bool,
+    /// `SIS_PROP` (seed 002, default off).
+    pub sis_prop: bool,
+    /// `SIS_UTIL` (6.12, default on).
+    pub sis_util: bool,
+    /// `SIS_AGE` (seed 002, default off).
+    pub sis_age: bool,
+    /// `SIS_ONCE` (seed 002, default off).
+    pub sis_once: bool,
+    /// `SIS_FOLD` (seed 002, default off).
+    pub sis_fold: bool,
+    /// `STEAL` (seed 002, Sistare; default off).
+    pub steal: bool,
+}
+
+impl Default for Flags {
+    fn default() -> Self {
+        Self {
+            balance_idle_cpus: true,
+            balance_idle_llc2: false,
+            lb_relax_failed: true,
+            lb_busy_interval_dec: true,
+            newidle_backoff: false,
+            sd_migration_cost: false,
+            sis_prop: false,
+            sis_util: true,
+            sis_age: false,
+            sis_once: false,
+            sis_fold: false,
+            steal: false,
+        }
+    }
+}
+
+/// Every flag name, in `features.h` order.
+pub const FLAG_NAMES: &[&str] = &[
+    "BALANCE_IDLE_CPUS",
+    "BALANCE_IDLE_LLC2",
+    "LB_RELAX_FAILED",
+    "LB_BUSY_INTERVAL_DEC",
+    "NEWIDLE_BACKOFF",
+    "SD_MIGRATION_COST",
+    "SIS_PROP",
+    "SIS_UTIL",
+    "SIS_AGE",
+    "SIS_ONCE",
+    "SIS_FOLD",
+    "STEAL",
+];
+
+impl Flags {
+    fn slot(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "BALANCE_IDLE_CPUS" => &mut self.balance_idle_cpus,
+            "BALANCE_IDLE_LLC2" => &mut self.balance_idle_llc2,
+            "LB_RELAX_FAILED" => &mut self.lb_relax_failed,
+            "LB_BUSY_INTERVAL_DEC" => &mut self.lb_busy_interval_dec,
+            "NEWIDLE_BACKOFF" => &mut self.newidle_backoff,
+            "SD_MIGRATION_COST" => &mut self.sd_migration_cost,
+            "SIS_PROP" => &mut self.sis_prop,
+            "SIS_UTIL" => &mut self.sis_util,
+            "SIS_AGE" => &mut self.sis_age,
+            "SIS_ONCE" => &mut self.sis_once,
+            "SIS_FOLD" => &mut self.sis_fold,
+            "STEAL" => &mut self.steal,
+            _ => return None,
+        })
+    }
+
+    /// Value of a flag by name.
+    pub fn get(&self, name: &str) -> Option<bool> {
+        let mut c = *self;
+        c.slot(name).map(|b| *b)
+    }
+
+    /// Applies a comma-separated list: `+FLAG` or `FLAG` sets, `-FLAG` or
+    /// `NO_FLAG` clears (the debugfs spelling). Names are case-insensitive.
+    pub fn apply(&mut self, list: &str) -> Result<(), String> {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let upper = item.to_ascii_uppercase();
+            let (on, name) = if let Some(n) = upper.strip_prefix('+') {
+                (true, n)
+            } else if let Some(n) = upper.strip_prefix('-') {
+                (false, n)
+            } else if let Some(n) = upper.strip_prefix("NO_") {
+                (false, n)
+            } else {
+                (true, upper.as_str())
+            };
+            match self.slot(name) {
+                Some(b) => *b = on,
+                None => {
+                    return Err(format!(
+                        "unknown flag '{item}'; known: {}",
+                        FLAG_NAMES.join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The flags that differ from the defaults, as `+X,-Y`.
+    pub fn diff_from_default(&self) -> String {
+        let d = Flags::default();
+        FLAG_NAMES
+            .iter()
+            .filter(|n| self.get(n) != d.get(n))
+            .map(|n| format!("{}{n}", if self.get(n) == Some(true) { '+' } else { '-' }))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Which levels carry `SD_PREFER_SIBLING`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreferSibling {
+    /// 6.12 `sd_init()`: every level but NUMA.
+    All,
+    /// v4.8 (Galbraith's kernel in seed 000): only SMT domains had it, so
+    /// only their parents spread by `prefer_sibling`.
+    SmtOnly,
+}
+
+/// Per-domain values the kernel exposes in debugfs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Knobs {
+    /// `busy_factor` of every domain (6.12: 16; v5.9: 32).
+    pub busy_factor: u32,
+    /// `imbalance_pct` of the levels above the LLC (6.12: 117; v5.9: 125).
+    pub imbalance_pct_above_llc: u32,
+    /// Where `SD_PREFER_SIBLING` is set.
+    pub prefer_sibling: PreferSibling,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Self {
+            busy_factor: 16,
+            imbalance_pct_above_llc: 117,
+            prefer_sibling: PreferSibling::All,
+        }
+    }
+}
+
+impl Knobs {
+    /// Applies `name=value` pairs separated by commas.
+    pub fn apply(&mut self, list: &str) -> Result<(), String> {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| format!("bad knob '{item}': expected name=value"))?;
+            let num = || -> Result<u32, String> {
+                v.parse::<u32>()
+                    .map_err(|_| format!("bad value '{v}' for knob '{k}': expected a number"))
+            };
+            match k {
+                "busy_factor" => self.busy_factor = num()?,
+                "imbalance_pct" => {
+                    let n = num()?;
+                    if !(100..=1000).contains(&n) {
+                        return Err(format!("imbalance_pct {n} out of range 100..=1000"));
+                    }
+                    self.imbalance_pct_above_llc = n;
+                }
+                "prefer_sibling" => {
+                    self.prefer_sibling = match v {
+                        "all" => PreferSibling::All,
+                        "smt-only" => PreferSibling::SmtOnly,
+                        _ => {
+                            return Err(format!(
+                                "bad value '{v}' for prefer_sibling: expected all or smt-only"
+                            ))
+                        }
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown knob '{k}'; known: busy_factor, imbalance_pct, prefer_sibling"
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// v5.9-rc1, before Guittot's series: busy_factor 32, imbalance_pct 125.
+    pub fn v5_9() -> Self {
+        Self {
+            busy_factor: 32,
+            imbalance_pct_above_llc: 125,
+            prefer_sibling: PreferSibling::All,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_series_defaults() {
+        let f = Flags::default();
+        assert!(f.balance_idle_cpus && f.lb_relax_failed && f.lb_busy_interval_dec && f.sis_util);
+        assert!(!f.balance_idle_llc2 && !f.newidle_backoff && !f.sd_migration_cost);
+        assert!(!f.sis_prop && !f.sis_age && !f.sis_once && !f.sis_fold && !f.steal);
+        assert_eq!(f.diff_from_default(), "");
+    }
+
+    #[test]
+    fn parse_plus_minus_and_no_prefix() {
+        let mut f = Flags::default();
+        f.apply("+STEAL,-SIS_UTIL, NO_LB_RELAX_FAILED,sis_fold")
+            .unwrap();
+        assert!(f.steal && !f.sis_util && !f.lb_relax_failed && f.sis_fold);
+        assert_eq!(
+            f.diff_from_default(),
+            "-LB_RELAX_FAILED,-SIS_UTIL,+SIS_FOLD,+STEAL"
+        );
+        let e = f.apply("+WARP_DRIVE").unwrap_err();
+        assert!(e.contains("WARP_DRIVE") && e.contains("SIS_PROP"));
+    }
+
+    #[test]
+    fn knobs() {
+        let mut k = Knobs::default();
+        k.apply("busy_factor=32,imbalance_pct=125,prefer_sibling=smt-only")
+            .unwrap();
+        assert_eq!(k.busy_factor, 32);
+        assert_eq!(k.imbalance_pct_above_llc, 125);
+        assert_eq!(k.prefer_sibling, PreferSibling::SmtOnly);
+        assert!(k.apply("busy_factor=x").is_err());
+        assert!(k.apply("imbalance_pct=50").is_err());
+        assert!(k.apply("nope=1").is_err());
+        assert!(k.apply("nope").is_err());
+    }
+}

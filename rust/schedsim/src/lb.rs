@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Load balancing: periodic, idle, newidle, and Sistare's STEAL.
+//!
+//! Mirrors `kernel/sched/fair.c` of Linux 6.12: `sched_balance_domains()`
+//! (ex `rebalance_domains()`), `sched_balance_rq()` (ex `load_balance()`),
+//! `should_we_balance()`, `update_sd_lb_stats()`, `group_classify()`,
+//! `update_sd_pick_busiest()`, `sched_balance_find_src_group()`,
+//! `calculate_imbalance()`, `sibling_imbalance()`,
+//! `sched_balance_find_src_rq()`, `detach_tasks()`, `can_migrate_task()`,
+//! `need_active_balance()`, `sched_balance_newidle()`,
+//! `update_newidle_cost()` and SIS_UTIL's `update_idle_cpu_scan()`.
+//!
+//! Every decision the series made replaceable goes through
+//! `sched_lb_policy`, with the inputs the C shims pass: the idle-CPU
+//! threshold (`idle_cpus`), the `imbalance_pct` test (`avg_load`), the
+//! detach test (`detach_load`), the balance interval
+//! (`balance_interval`, `jiffies`), where the newidle walk stops
+//! (`newidle_walk`, `newidle_backoff`) and STEAL (`steal`, `sparsemask`).
+//! The rest is the stock C, reduced: no cgroups, no misfit or asym
+//! packing, no affinity, no RT or IRQ pressure on capacity.
+
+use crate::cpumask::CpuMask;
+use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS, NS_PER_JIFFY};
+use crate::topology::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC};
+use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
+use sched_lb_policy::idle_cpus::IdleCpusFlags;
+use sched_lb_policy::newidle_walk::{stop_at_domain, WalkStep};
+use sched_lb_policy::steal::{
+    should_steal, steal_first, victims, StealInput, StealOutcome, STEAL_MAX_NUMA_NODES,
+};
+use sched_lb_policy::{avg_load, detach_load, idle_cpus, sparsemask};
+
+/// `enum cpu_idle_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleType {
+    /// `__CPU_NOT_IDLE`.
+    NotIdle,
+    /// `CPU_IDLE`.
+    Idle,
+    /// `CPU_NEWLY_IDLE`.
+    NewlyIdle,
+}
+
+/// `enum group_type`, the ones modelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupType {
+    HasSpare,
+    FullyBusy,
+    SmtBalance,
+    Overloaded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Migration {
+    Load,
+    Util,
+    Task,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SgStats {
+    group: usize,
+    load: u64,
+    util: u64,
+    nr: u32,
+    idle_cpus: u32,
+    weight: u32,
+    capacity: u64,
+    cores: u32,
+    avg_load: u64,
+    gtype: GroupType,
+}
+
+struct Found {
+    busiest: SgStats,
+    imbalance: i64,
+    mig: Migration,
+}
+
+/// `sched_balance_rq()`'s outcome.
+pub struct Balanced {
+    /// Tasks moved.
+    pub moved: u32,
+    /// Modelled time spent, ns.
+    pub cost_ns: u64,
+}
+
+impl Sim {
+    fn interval_jiffies(&self, cpu: u32, k: usize, busy: bool) -> u64 {
+        let d = &self.cfg.topology.domains[cpu as usize][k];
+        sd_balance_interval_jiffies(IntervalInput {
+            balance_interval_ms: self.rqs[cpu as usize].dom[k].balance_interval_ms,
+            busy_factor: d.busy_factor,
+            cpu_busy: busy,
+            max_interval_jiffies: self.max_lb_interval_jiffies(),
+            hz: crate::sim::HZ,
+            busy_dec: self.cfg.flags.lb_busy_interval_dec,
+        })
+    }
+
+    /// `update_newidle_cost()`; true if the cost decayed.
+    fn update_newidle_cost(&mut self, cpu: u32, k: usize, cost_ns: u64) -> bool {
+        let j = self.jiffies();
+        let d = &mut self.rqs[cpu as usize].dom[k];
+        if cost_ns > d.max_newidle_lb_cost_ns {
+            d.max_newidle_lb_cost_ns = cost_ns;
+            d.last_decay_jiffies = j;
+        } else if j > d
+            .last_decay_jiffies
+            .saturating_add(u64::from(crate::sim::HZ))
+        {
+            // 1% a second.
+            d.max_newidle_lb_cost_ns = d.max_newidle_lb_cost_ns.saturating_mul(253) / 256;
+            d.last_decay_jiffies = j;
+            return true;
+        }
+        false
+    }
+
+    /// `sched_balance_domains()`: the periodic balance of one CPU.
+    pub(crate) fn rebalance_domains(&mut self, cpu: u32) {
+        let j = self.jiffies();
+        let mut idle = if self.idle(cpu) {
+            IdleType::Idle
+        } else {
+            IdleType::NotIdle
+        };
+        let mut busy = idle == IdleType::NotIdle;
+        let mut next = j.saturating_add(60 * u64::from(crate::sim::HZ));
+        let mut need_decay = false;
+        let mut max_cost = 0u64;
+        let levels = self.cfg.topology.domains[cpu as usize].len();
+        for k in 0..levels {
+            need_decay |= self.update_newidle_cost(cpu, k, 0);
+            max_cost =
+                max_cost.saturating_add(self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns);
+            let mut interval = self.interval_jiffies(cpu, k, busy);
+            let last = self.rqs[cpu as usize].dom[k].last_balance;
+            if j >= last.saturating_add(interval) {
+                self.stats.lb_periodic += 1;
+                if idle == IdleType::Idle {
+                    self.stats.lb_idle += 1;
+                }
+                let b = self.balance_rq(cpu, k, idle);
+                self.stats.lb_cost_ns += b.cost_ns;
+                self.charge(cpu, b.cost_ns);
+                if b.moved > 0 {
+                    self.stats.lb_moved += u64::from(b.moved);
+                    idle = if self.idle(cpu) {
+                        IdleType::Idle
+                    } else {
+                        IdleType::NotIdle
+                    };
+                    busy = idle == IdleType::NotIdle;
+                }
+                self.rqs[cpu as usize].dom[k].last_balance = j;
+                interval = self.interval_jiffies(cpu, k, busy);
+            }
+            let due = self.rqs[cpu as usize].dom[k]
+                .last_balance
+                .saturating_add(interval);
+            next = next.min(due);
+        }
+        let rq = &mut self.rqs[cpu as usize];
+        if need_decay {
+            rq.max_idle_balance_cost_ns = MIGRATION_COST_NS.max(max_cost);
+        }
+        rq.next_balance = next;
+    }
+
+    /// `should_we_balance()`.
+    fn should_we_balance(&self, cpu: u32, k: usize, idle: IdleType) -> bool {
+        if idle == IdleType::NewlyIdle {
+            return self.nr_running(cpu) == 0;
+        }
+        let topo = &self.cfg.topology;
+        let d = &topo.domains[cpu as usize][k];
+        let g = &topo.groups[d.groups[0]];
+        let mut idle_smt: Option<u32> = None;
+        let mut skip = CpuMask::new(topo.nr_cpus);
+        for &c in &g.cpus {
+            if skip.test(c) || !self.idle(c) {
+                continue;
+            }
+            if d.flags & SD_SHARE_CPUCAPACITY == 0
+                && !topo.smt_mask[c as usize].iter().all(|s| self.idle(s))
+            {
+                idle_smt = idle_smt.or(Some(c));
+                for s in topo.smt_mask[c as usize].iter() {
+                    skip.set(s);
+                }
+                continue;
+            }
+            return c == cpu;
+        }
+        if let Some(s) = idle_smt {
+            return s == cpu;
+        }
+        g.balance_cpu == cpu
+    }
+
+    /// `update_sg_lb_stats()` + `group_classify()`.
+    fn group_stats(
+        &mut self,
+        cpu: u32,
+        k: usize,
+        gid: usize,
+        local: bool,
+        idle: IdleType,
+        cost: &mut u64,
+    ) -> SgStats {
+        let cpus = self.cfg.topology.groups[gid].cpus.clone();
+        let (mut load, mut util, mut nr, mut idle_cpus) = (0u64, 0u64, 0u32, 0u32);
+        for &c in &cpus {
+            *cost += self.cost.lb_read_ns(&self.cfg.topology, cpu, c);
+            load += self.cpu_load(c);
+            util += self.cpu_util(c);
+            let n = self.nr_running(c);
+            nr += n;
+            if n == 0 {
+                idle_cpus += 1;
+            }
+        }
+        let topo = &self.cfg.topology;
+        let d = &topo.domains[cpu as usize][k];
+        let g = &topo.groups[gid];
+        let weight = cpus.len() as u32;
+        let capacity = u64::from(weight) * CAPACITY;
+        let pct = u64::from(d.imbalance_pct);
+        let overloaded = nr > weight && capacity * 100 < util * pct;
+        let has_capacity = nr < weight || capacity * 100 > util * pct;
+        // smt_balance(): the group is an SMT core (its child is SMT).
+        let smt_group = k > 0
+            && topo.domains[cpu as usize][k - 1].flags & SD_SHARE_CPUCAPACITY != 0
+            && g.cores == 1
+            && weight > 1;
+        let gtype = if overloaded {
+            GroupType::Overloaded
+        } else if !local && idle != IdleType::NotIdle && smt_group && nr > 1 {
+            GroupType::SmtBalance
+        } else if !has_capacity {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
+        };
+        let avg_load = if gtype == GroupType::Overloaded {
+            load * CAPACITY / capacity
+        } else {
+            0
+        };
+        SgStats {
+            group: gid,
+            load,
+            util,
+            nr,
+            idle_cpus,
+            weight,
+            capacity,
+            cores: g.cores,
+            avg_load,
+            gtype,
+        }
+    }
+
+    /// `update_sd_pick_busiest()`.
+    fn pick_busiest(sgs: &SgStats, busiest: &Option<SgStats>, smt_groups: bool) -> bool {
+        if sgs.nr == 0 {
+            return false;
+        }
+        let Some(b) = busiest else { return true };
+        if sgs.gtype > b.gtype {
+            return true;
+        }
+        if sgs.gtype < b.gtype {
+            return false;
+        }
+        let spare = |s: &SgStats, b: &SgStats| {
+            !(s.idle_cpus > b.idle_cpus || (s.idle_cpus == b.idle_cpus && s.nr <= b.nr))
+        };
+        match sgs.gtype {
+            GroupType::Overloaded => sgs.avg_load > b.avg_load,
+            GroupType::SmtBalance if sgs.idle_cpus != 0 || b.idle_cpus != 0 => spare(sgs, b),
+            GroupType::SmtBalance | GroupType::FullyBusy => {
+                sgs.avg_load > b.avg_load || (sgs.avg_load == b.avg_load && !smt_groups)
+            }
+            GroupType::HasSpare => spare(sgs, b),
+        }
+    }
+
+    /// `sibling_imbalance()`.
+    fn sibling_imbalance(idle: IdleType, busiest: &SgStats, local: &SgStats) -> i64 {
+        if idle == IdleType::NotIdle || busiest.nr == 0 {
+            return 0;
+        }
+        let (nb, nl) = (i64::from(busiest.cores), i64::from(local.cores));
+        if nb == nl {
+            return (i64::from(busiest.nr) - i64::from(local.nr)).max(0);
+        }
+        let mut imb = (nl * i64::from(busiest.nr) - nb * i64::from(local.nr)).max(0);
+        imb = (2 * imb + nl + nb) / (nl + nb);
+        if imb <= 1 && local.nr == 0 && busiest.nr > 1 {
+            imb = 2;
+        }
+        imb
+    }
+
+    /// `sched_balance_find_src_group()` with `calculate_imbalance()`.
+    fn find_busiest_group(
+        &mut self,
+        cpu: u32,
+        k: usize,
+        idle: IdleType,
+        cost: &mut u64,
+    ) -> Option<Found> {
+        let (gids, dflags, pct, imb_numa_nr, llc_size, child_flags) = {
+            let topo = &self.cfg.topology;
+            let d = &topo.domains[cpu as usize][k];
+            let child_flags = if k > 0 {
+                topo.domains[cpu as usize][k - 1].flags
+            } else {
+                0
+            };
+            (
+                d.groups.clone(),
+                d.flags,
+                d.imbalance_pct,
+                d.imb_numa_nr,
+                topo.llc_size[cpu as usize],
+                child_flags,
+            )
+        };
+        let smt_groups = child_flags & SD_SHARE_CPUCAPACITY != 0;
+        let prefer_sibling = child_flags & SD_PREFER_SIBLING != 0;
+        let mut local: Option<SgStats> = None;
+        let mut busiest: Option<SgStats> = None;
+        let (mut total_load, mut total_cap, mut sum_util) = (0u64, 0u64, 0u64);
+        for (i, &g) in gids.iter().enumerate() {
+            let s = self.group_stats(cpu, k, g, i == 0, idle, cost);
+            total_load += s.load;
+            total_cap += s.capacity;
+            sum_util += s.util;
+            if i == 0 {
+                local = Some(s);
+            } else if Self::pick_busiest(&s, &busiest, smt_groups) {
+                busiest = Some(s);
+            }
+        }
+        self.update_idle_cpu_scan(cpu, k, idle, sum_util);
+        let mut local = local?;
+        let busiest = busiest?;
+        if local.gtype > busiest.gtype {
+            return None;
+        }
+        let mut sds_avg = 0u64;
+        if local.gtype == GroupType::Overloaded {
+            if local.avg_load >= busiest.avg_load {
+                return None;
+            }
+            sds_avg = total_load * CAPACITY / total_cap.max(1);
+            if local.avg_load >= sds_avg {
+                return None;
+            }
+            // Guittot's 2/4: the imbalance_pct test, through the policy.
+            if avg_load::avg_load_balanced(busiest.avg_load, local.avg_load, pct) {
+                return None;
+            }
+        }
+        let forced = prefer_sibling
+            && local.gtype == GroupType::HasSpare
+            && Self::sibling_imbalance(idle, &busiest, &local) > 1;
+        if !forced && busiest.gtype != GroupType::Overloaded {
+            if idle == IdleType::NotIdle {
+                return None;
+            }
+            // Seed 000: the idle-CPU threshold, through the policy.
+            let flags = IdleCpusFlags {
+                balance_idle_cpus: self.cfg.flags.balance_idle_cpus,
+                balance_idle_llc2: self.cfg.flags.balance_idle_llc2,
+            };
+            if busiest.weight > 1
+                && idle_cpus::decide(local.idle_cpus, busiest.idle_cpus, llc_size, flags)
+            {
+                self.stats.idle_cpus_balanced += 1;
+                return None;
+            }
+            if busiest.nr == 1 {
+                return None;
+            }
+        }
+        // calculate_imbalance()
+        if busiest.gtype == GroupType::SmtBalance {
+            return Some(Found {
+                busiest,
+                imbalance: 1,
+                mig: Migration::Task,
+            });
+        }
+        if local.gtype == GroupType::HasSpare {
+            if busiest.gtype > GroupType::FullyBusy && dflags & SD_SHARE_LLC == 0 {
+                let mut imb = local.capacity.max(local.util) as i64 - local.util as i64;
+                let mut mig = Migration::Util;
+                if idle != IdleType::NotIdle && imb == 0 {
+                    mig = Migration::Task;
+                    imb = 1;
+                }
+                return (imb > 0).then_some(Found {
+                    busiest,
+                    imbalance: imb,
+                    mig,
+                });
+            }
+            let mut imb = if busiest.weight == 1 || prefer_sibling {
+                Self::sibling_imbalance(idle, &busiest, &local)
+            } else {
+                (i64::from(local.idle_cpus) - i64::from(busiest.idle_cpus)).max(0)
+            };
+            if dflags & SD_NUMA != 0 {
+                // adjust_numa_imbalance()
+                let dst_running = local.nr + 1;
+                if dst_running <= imb_numa_nr && imb <= 2 {
+                    imb = 0;
+                }
+            }
+            imb >>= 1;
+            return (imb > 0).then_some(Found {
+                busiest,
+                imbalance: imb,
+                mig: Migration::Task,
+            });
+        }
+        if local.gtype < GroupType::Overloaded {
+            local.avg_load = local.load * CAPACITY / local.capacity.max(1);
+            if local.avg_load >= busiest.avg_load {
+                return None;
+            }
+            sds_avg = total_load * CAPACITY / total_cap.max(1);
+            if local.avg_load >= sds_avg {
+                return None;
+            }
+        }
+        let a = busiest
+            .avg_load
+            .saturating_sub(sds_avg)
+            .saturating_mul(busiest.capacity);
+        let b = sds_avg
+            .saturating_sub(local.avg_load)
+            .saturating_mul(local.capacity);
+        let imb = (a.min(b) / CAPACITY) as i64;
+        (imb > 0).then_some(Found {
+            busiest,
+            imbalance: imb,
+            mig: Migration::Load,
+        })
+    }
+
+    /// SIS_UTIL's `update_idle_cpu_scan()`, at periodic balance of the LLC.
+    fn update_idle_cpu_scan(&mut self, cpu: u32, k: usize, idle: IdleType, sum_util: u64) {
+        if !self.cfg.flags.sis_util || idle == IdleType::NewlyIdle {
+            return;
+        }
+        let topo = &self.cfg.topology;
+        let llc_weight = u64::from(topo.llc_size[cpu as usize]);
+        let d = &topo.domains[cpu as usize][k];
+        if u64::from(d.weight()) != llc_weight {
+            return;
+        }
+        let x = sum_util / llc_weight.max(1);
+        let pct = u64::from(d.imbalance_pct);
+        let tmp = (x * x * pct * pct / (10_000 * CAPACITY)).min(CAPACITY);
+        let y = (CAPACITY - tmp) * llc_weight / CAPACITY;
+        let l = topo.llc_of[cpu as usize] as usize;
+        self.llc[l].nr_idle_scan = y as u32;
+    }
+
+    /// `sched_balance_find_src_rq()`.
+    fn find_busiest_queue(&mut self, f: &Found) -> Option<u32> {
+        let cpus = self.cfg.topology.groups[f.busiest.group].cpus.clone();
+        let mut best: Option<u32> = None;
+        let (mut best_load, mut best_util, mut best_nr) = (0u64, 0u64, 0u32);
+        for c in cpus {
+            let nr = self.nr_running(c);
+            if nr == 0 {
+                continue;
+            }
+            match f.mig {
+                Migration::Load => {
+                    let load = self.cpu_load(c);
+                    if nr == 1 && load as i64 > f.imbalance {
+                        continue;
+                    }
+                    if best.is_none() || load > best_load {
+                        best_load = load;
+                        best = Some(c);
+                    }
+                }
+                Migration::Util => {
+                    let util = self.cpu_util(c);
+                    if nr <= 1 {
+                        continue;
+                    }
+                    if best_util < util || best.is_none() {
+                        best_util = util;
+                        best = Some(c);
+                    }
+                }
+                Migration::Task => {
+                    if best_nr < nr {
+                        best_nr = nr;
+                        best = Some(c);
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// `detach_tasks()` + `attach_tasks()`; returns tasks moved.
+    fn detach_tasks(
+        &mut self,
+        cpu: u32,
+        k: usize,
+        src: u32,
+        f: &Found,
+        idle: IdleType,
+        cost: &mut u64,
+    ) -> u32 {
+        let (failed, cnt) = {
+            let d = &self.cfg.topology.domains[cpu as usize][k];
+            (
+                self.rqs[cpu as usize].dom[k].nr_balance_failed,
+                d.cache_nice_tries,
+            )
+        };
+        let loop_max = self.nr_running(src).min(32) as usize;
+        // cfs_tasks is walked from its tail: least recently run first.
+        let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
+        cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
+        let mut imbalance = f.imbalance;
+        let mut moved = 0u32;
+        for (i, t) in cands.into_iter().enumerate() {
+            if i >= loop_max {
+                break;
+            }
+            // can_migrate_task(): cache-hot tasks stay unless balancing
+            // has failed often enough.
+            let hot = self.now_ns.saturating_sub(self.tasks[t].exec_start_ns) < MIGRATION_COST_NS;
+            if hot && failed <= cnt {
+                continue;
+            }
+            match f.mig {
+                Migration::Load => {
+                    let load = self.task_load(t);
+                    if load < 16 && failed == 0 {
+                        continue;
+                    }
+                    // Guittot's 1/4, through the policy.
+                    if detach_load::decide(
+                        load,
+                        imbalance,
+                        failed,
+                        cnt,
+                        self.cfg.flags.lb_relax_failed,
+                    ) {
+                        continue;
+                    }
+                    imbalance = imbalance.saturating_sub(load as i64);
+                }
+                Migration::Util => {
+                    let util = self.task_util(t);
+                    if util as i64 > imbalance {
+                        continue;
+                    }
+                    imbalance = imbalance.saturating_sub(util as i64);
+                }
+                Migration::Task => imbalance = imbalance.saturating_sub(1),
+            }
+            self.migrate(t, src, cpu);
+            *cost += self.cost.migrate_task_ns;
+            moved += 1;
+            if idle == IdleType::NewlyIdle || imbalance <= 0 {
+                break;
+            }
+        }
+        moved
+    }
+
+    /// `sched_balance_rq()`.
+    pub(crate) fn balance_rq(&mut self, cpu: u32, k: usize, idle: IdleType) -> Balanced {
+        let mut cost = self.cost.lb_base_ns;
+        let (cnt, min_iv, max_iv) = {
+            let d = &self.cfg.topology.domains[cpu as usize][k];
+            (d.cache_nice_tries, d.min_interval_ms, d.max_interval_ms)
+        };
+        let found = if self.should_we_balance(cpu, k, idle) {
+            self.find_busiest_group(cpu, k, idle, &mut cost)
+        } else {
+            None
+        };
+        let target = match found {
+            Some(f) => self.find_busiest_queue(&f).map(|src| (src, f)),
+            None => None,
+        };
+        let Some((src, f)) = target else {
+            // out_balanced
+            let ds = &mut self.rqs[cpu as usize].dom[k];
+            ds.nr_balance_failed = 0;
+            if idle != IdleType::NewlyIdle && ds.balance_interval_ms < max_iv {
+                ds.balance_interval_ms = ds.balance_interval_ms.saturating_mul(2);
+            }
+            return Balanced {
+                moved: 0,
+                cost_ns: cost,
+            };
+        };
+        let moved = if self.nr_running(src) > 1 {
+            self.detach_tasks(cpu, k, src, &f, idle, &mut cost)
+        } else {
+            0
+        };
+        let mut active = false;
+        if moved == 0 {
+            if idle != IdleType::NewlyIdle {
+                self.stats.lb_failed += 1;
+                let ds = &mut self.rqs[cpu as usize].dom[k];
+                ds.nr_balance_failed = ds.nr_balance_failed.saturating_add(1);
+            }
+            // need_active_balance(): imbalanced_active_balance().
+            let failed = self.rqs[cpu as usize].dom[k].nr_balance_failed;
+            if f.mig == Migration::Task && failed > cnt + 2 {
+                active = self.active_balance(src, cpu, &mut cost);
+                self.rqs[cpu as usize].dom[k].nr_balance_failed = cnt + 1;
+            }
+        } else {
+            self.rqs[cpu as usize].dom[k].nr_balance_failed = 0;
+        }
+        self.rqs[cpu as usize].dom[k].balance_interval_ms = min_iv;
+        Balanced {
+            moved: moved + u32::from(active),
+            cost_ns: cost,
+        }
+    }
+
+    /// `active_load_balance_cpu_stop()`: the stopper preempts the busiest
+    /// CPU's task, which can then be moved.
+    fn active_balance(&mut self, src: u32, dst: u32, cost: &mut u64) -> bool {
+        if self.rqs[src as usize].curr.is_none() || !self.idle(dst) {
+            return false;
+        }
+        self.stats.active_balances += 1;
+        self.put_prev(src);
+        let mut cands = self.rqs[src as usize].queue.clone();
+        cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
+        let Some(&t) = cands.first() else {
+            return false;
+        };
+        self.migrate(t, src, dst);
+        *cost += self.cost.migrate_task_ns;
+        if self.rqs[src as usize].curr.is_none() {
+            self.pick_next(src);
+        }
+        true
+    }
+
+    /// `sched_balance_newidle()` with the series' walk rule.
+    pub(crate) fn newidle_balance(&mut self, cpu: u32) {
+        let levels = self.cfg.topology.domains[cpu as usize].len();
+        if levels == 0 {
+            return;
+        }
+        let avg_idle = self.rqs[cpu as usize].avg_idle_ns;
+        if self.nr_overloaded == 0
+            || avg_idle < self.rqs[cpu as usize].dom[0].max_newidle_lb_cost_ns
+        {
+            self.stats.newidle_skipped += 1;
+            return;
+        }
+        self.stats.newidle_walks += 1;
+        let f = self.cfg.flags;
+        let mut curr_cost = 0u64;
+        let mut pulled = false;
+        let mut balanced_any = false;
+        let mut stopped = false;
+        for k in 0..levels {
+            let step = WalkStep {
+                avg_idle_ns: avg_idle,
+                curr_cost_ns: curr_cost,
+                max_newidle_lb_cost_ns: self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns,
+                migration_cost_ns: self.cfg.topology.domains[cpu as usize][k].migration_cost_ns,
+                consecutive_failures: self.rqs[cpu as usize].newidle_fail_streak,
+                backoff: f.newidle_backoff,
+                migration_cost: f.sd_migration_cost,
+            };
+            if stop_at_domain(step) {
+                stopped = true;
+                break;
+            }
+            let b = self.balance_rq(cpu, k, IdleType::NewlyIdle);
+            balanced_any = true;
+            self.stats.newidle_domains += 1;
+            self.update_newidle_cost(cpu, k, b.cost_ns);
+            curr_cost = curr_cost.saturating_add(b.cost_ns);
+            if b.moved > 0 || self.nr_running(cpu) > 0 {
+                pulled = true;
+                break;
+            }
+        }
+        if stopped {
+            self.stats.newidle_stopped += 1;
+        }
+        let rq = &mut self.rqs[cpu as usize];
+        if curr_cost > rq.max_idle_balance_cost_ns {
+            rq.max_idle_balance_cost_ns = curr_cost;
+        }
+        if balanced_any {
+            rq.newidle_fail_streak = if pulled {
+                0
+            } else {
+                rq.newidle_fail_streak.saturating_add(1)
+            };
+        }
+        if pulled {
+            self.stats.newidle_pulled += 1;
+        }
+        self.stats.newidle_cost_ns += curr_cost;
+        self.charge(cpu, curr_cost);
+        let _ = NS_PER_JIFFY;
+    }
+
+    /// Sistare's STEAL: before newidle balancing, take one queued task
+    /// from an overloaded CPU of this LLC. True if a task was stolen.
+    pub(crate) fn try_steal(&mut self, cpu: u32) -> bool {
+        if !self.cfg.flags.steal {
+            return false;
+        }
+        let topo = &self.cfg.topology;
+        let l = topo.llc_of[cpu as usize] as usize;
+        let words = &self.llc[l].overloaded;
+        let any = words.iter().any(|&w| w != 0);
+        let nodes = if self.cfg.steal_ignore_node_limit {
+            topo.nodes().min(STEAL_MAX_NUMA_NODES)
+        } else {
+            topo.nodes()
+        };
+        let rq = &self.rqs[cpu as usize];
+        if !should_steal(StealInput {
+            enabled: true,
+            numa_nodes: nodes,
+            nr_runnable: self.nr_running(cpu),
+            any_overloaded: any,
+            avg_idle_ns: rq.avg_idle_ns,
+            avg_steal_cost_ns: rq.avg_steal_cost_ns,
+        }) {
+            return false;
+        }
+        self.stats.steal_attempts += 1;
+        let lines = u64::from(sparsemask::words_for(
+            topo.llc_size[cpu as usize],
+            crate::sim::SPARSE_BITS_PER_LINE,
+        )) / u64::from(sparsemask::WORDS_PER_LINE);
+        let order: Vec<u32> = victims(
+            sparsemask::elements(words, crate::sim::SPARSE_BITS_PER_LINE),
+            topo.llc_span[l].words(),
+            topo.smt_mask[cpu as usize].words(),
+            cpu,
+        )
+        .collect();
+        let mut cost = self.cost.steal_base_ns + lines * self.cost.steal_per_line_ns;
+        let res = steal_first(order.into_iter(), |v| {
+            cost += self.cost.steal_per_victim_ns;
+            if self.nr_running(cpu) > 0 {
+                return StealOutcome::Stop;
+            }
+            // The leftmost queued task, "for fairness".
+            let q = &self.rqs[v as usize].queue;
+            match q.iter().min_by_key(|&&t| (self.tasks[t].vruntime, t)) {
+                Some(&t) => {
+                    self.migrate(t, v, cpu);
+                    cost += self.cost.migrate_task_ns;
+                    StealOutcome::Stolen
+                }
+                None => StealOutcome::NotStolen,
+            }
+        });
+        let stolen = res.from.is_some();
+        if stolen {
+            self.stats.steals += 1;
+        }
+        let rq = &mut self.rqs[cpu as usize];
+        let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
+        rq.avg_steal_cost_ns = (rq.avg_steal_cost_ns as i128 + diff / 8).max(0) as u64;
+        self.stats.steal_cost_ns += cost;
+        self.charge(cpu, cost);
+        stolen
+    }
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! schedsim: a deterministic userspace topology simulator for sched-lb-rs.
+//!
+//! It models the machines of the five LKML threads (`topology`), a CFS
+//! runqueue per CPU with the tick, wakeups and wakeup placement (`sim`),
+//! and 6.12's load balancer (`lb`), and makes every threshold, budget and
+//! selection decision the patch series made replaceable by calling the
+//! same `sched_lb_policy` functions the kernel module runs. Everything else
+//! is a reduced model of the stock C it mirrors, named in each file.
+//!
+//! A run is a pure function of its configuration and seed: one SplitMix64
+//! stream (`rng`), an event queue ordered by (time, sequence number), no
+//! hash-map iteration and no wall clock in any result. `trace_hash` in the
+//! result hashes every scheduling event, so two runs can be compared by
+//! one number.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod conserve;
+pub mod cost;
+pub mod cpumask;
+pub mod experiments;
+pub mod flags;
+pub mod lb;
+pub mod pelt;
+pub mod report;
+pub mod rng;
+pub mod sim;
+pub mod stats;
+pub mod svg;
+pub mod topology;
+pub mod workload;
+
+pub use sim::{Config, Sim};
+pub use stats::RunResult;
+
+/// Runs one configuration to completion.
+pub fn run(cfg: sim::Config) -> RunResult {
+    Sim::new(cfg).run()
+}

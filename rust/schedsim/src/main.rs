@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `schedsim`: the command line.
+//!
+//! No kernel code is mirrored. `schedsim run` (the default) simulates one
+//! configuration; `schedsim experiment NAME` runs one of the documented
+//! experiments; `schedsim bench` measures the speed budget; `schedsim
+//! topology NAME` prints the domains as the kernel's `sched_verbose` does.
+
+use schedsim::flags::{Flags, Knobs};
+use schedsim::topology::{Topology, PRESETS};
+use schedsim::workload::Workload;
+use schedsim::{experiments, report, svg, Config};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "usage:
+  schedsim [run] --topology NAME --workload SPEC [--flags LIST] [--knobs LIST]
+                 [--seed N] [--duration-ms N] [--format table|json] [--plot FILE.svg]
+                 [--no-progress]
+  schedsim experiment NAME|all [--plot-dir DIR] [--quick]
+  schedsim bench
+  schedsim topology NAME
+  schedsim list
+
+  --workload  fairness:N | buddy:P[:work_us[:overlap_us]] |
+              hackbench:G[:fds[:send_us[:recv_us]]] | periodic:N:run_us:sleep_us,
+              parts joined with '+'
+  --flags     comma list of +FLAG / -FLAG / NO_FLAG (sched_feat names)
+  --knobs     busy_factor=N, imbalance_pct=N (levels above the LLC),
+              prefer_sibling=all|smt-only";
+
+struct RunArgs {
+    topology: Option<String>,
+    workload: Option<String>,
+    flags: Flags,
+    knobs: Knobs,
+    seed: u64,
+    duration_ms: u64,
+    json: bool,
+    plot: Option<String>,
+    progress: bool,
+}
+
+fn parse_run(args: &[String]) -> Result<RunArgs, String> {
+    let mut r = RunArgs {
+        topology: None,
+        workload: None,
+        flags: Flags::default(),
+        knobs: Knobs::default(),
+        seed: 1,
+        duration_ms: 10_000,
+        json: false,
+        plot: None,
+        progress: true,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let mut val = || -> Result<String, String> {
+            i += 1;
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| format!("{a} needs a value"))
+        };
+        match a {
+            "--topology" => r.topology = Some(val()?),
+            "--workload" => r.workload = Some(val()?),
+            "--flags" => r.flags.apply(&val()?)?,
+            "--knobs" => r.knobs.apply(&val()?)?,
+            "--seed" => {
+                let v = val()?;
+                r.seed = v
+                    .parse()
+                    .map_err(|_| format!("bad --seed '{v}': expected a number"))?;
+            }
+            "--duration-ms" => {
+                let v = val()?;
+                r.duration_ms = v
+                    .parse()
+                    .ok()
+                    .filter(|&d| d > 0 && d <= 3_600_000)
+                    .ok_or_else(|| format!("bad --duration-ms '{v}': expected 1..=3600000"))?;
+            }
+            "--format" => {
+                r.json = match val()?.as_str() {
+                    "json" => true,
+                    "table" => false,
+                    other => return Err(format!("bad --format '{other}': expected table or json")),
+                }
+            }
+            "--plot" => r.plot = Some(val()?),
+            "--no-progress" => r.progress = false,
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+        i += 1;
+    }
+    Ok(r)
+}
+
+fn cmd_run(args: &[String]) -> Result<(), String> {
+    let a = parse_run(args)?;
+    let topo = Topology::preset(a.topology.as_deref().ok_or("--topology is required")?)?;
+    let wl = Workload::parse(a.workload.as_deref().ok_or("--workload is required")?)?;
+    let mut cfg = Config::new(topo, wl, a.seed, a.duration_ms.saturating_mul(1_000_000));
+    cfg.flags = a.flags;
+    cfg.knobs = a.knobs;
+    cfg.progress = a.progress && a.duration_ms >= 2_000;
+    if a.plot.is_some() {
+        cfg.samples = 200;
+    }
+    let r = schedsim::run(cfg);
+    if let Some(p) = &a.plot {
+        let s = svg::render(&r)?;
+        std::fs::write(p, s).map_err(|e| format!("cannot write {p}: {e}"))?;
+    }
+    print!(
+        "{}",
+        if a.json {
+            report::to_json(&r)
+        } else {
+            report::to_table(&r)
+        }
+    );
+    Ok(())
+}
+
+fn cmd_bench() -> Result<(), String> {
+    // The speed budget of issue 7: thx2, 10 s simulated, one core.
+    let topo = Topology::preset("thx2")?;
+    let wl = Workload::parse(experiments::BENCH_WORKLOAD)?;
+    let cfg = Config::new(topo, wl, 1, 10_000_000_000);
+    let t0 = Instant::now();
+    let r = schedsim::run(cfg);
+    let wall = t0.elapsed();
+    println!(
+        "bench: thx2 (224 CPUs), workload {}, 10000 ms simulated in {:.2} s wall ({} context switches, {} migrations, trace {:016x})",
+        experiments::BENCH_WORKLOAD,
+        wall.as_secs_f64(),
+        r.stats.context_switches,
+        r.stats.migrations,
+        r.trace_hash
+    );
+    Ok(())
+}
+
+fn real_main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None | Some("-h") | Some("--help") | Some("help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some("run") => cmd_run(&args[1..]),
+        Some("bench") => cmd_bench(),
+        Some("list") => {
+            println!("topologies:");
+            for p in PRESETS {
+                println!("  {:<9} {}", p.name, p.about);
+            }
+            println!("flags: {}", schedsim::flags::FLAG_NAMES.join(", "));
+            println!("experiments: {}", experiments::NAMES.join(", "));
+            Ok(())
+        }
+        Some("topology") => {
+            let name = args.get(1).ok_or("topology needs a name")?;
+            let t = Topology::preset(name)?;
+            for c in 0..t.nr_cpus {
+                print!("{}", t.describe_cpu(c));
+            }
+            Ok(())
+        }
+        Some("experiment") => experiments::cli(&args[1..]),
+        Some(a) if a.starts_with("--") => cmd_run(&args),
+        Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
+    }
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("schedsim: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,1550 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The discrete-event CFS model: runqueues, tasks, the tick, wakeups.
+//!
+//! Mirrors, much reduced, `kernel/sched/core.c` (`sched_tick()`,
+//! `try_to_wake_up()`, `ttwu_do_activate()`'s `avg_idle` update, SIS_AGE's
+//! `wake_avg` from patch 0011) and `kernel/sched/fair.c` (`update_curr()`,
+//! `place_entity()`, `pick_next_task_fair()`, `select_task_rq_fair()`,
+//! `wake_affine()`, `wake_wide()`, `select_idle_sibling()`). The balancer
+//! is in `lb.rs`.
+//!
+//! Time is in ns; the tick is 1 ms (HZ=1000) and every CPU takes it at the
+//! same instant (`sched_skew_tick=0`, the default), in an order drawn from
+//! the seed each tick: which CPU wins a race for a runqueue lock is what
+//! Guittot's 1/4 is about, and a fixed order would make CPU 0 always win.
+//!
+//! Fair sharing is by `vruntime` (weight-scaled runtime) with a 3 ms slice
+//! (6.12's `sysctl_sched_base_slice` for 8 or more CPUs), which is EEVDF
+//! without lag and deadlines: what the balancer reads (load, utilisation,
+//! `nr_running`) is the same; latency details are not modelled.
+
+use crate::conserve::Conservation;
+use crate::cost::CostModel;
+use crate::flags::{Flags, Knobs, PreferSibling};
+use crate::pelt::Pelt;
+use crate::rng::Rng;
+use crate::stats::{RunResult, Stats, TaskStat, Timeline};
+use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
+use crate::workload::{Part, Workload, HACKBENCH_QUEUE_CAP};
+use sched_lb_policy::{sis_age, sis_budget, sis_cost, sis_select, sparsemask};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Nanoseconds per jiffy at HZ=1000.
+pub const NS_PER_JIFFY: u64 = 1_000_000;
+/// HZ.
+pub const HZ: u32 = 1000;
+/// `NICE_0_LOAD` (scaled down, as `scale_load_down()` gives it).
+pub const NICE_0_LOAD: u64 = 1024;
+/// `SCHED_CAPACITY_SCALE`.
+pub const CAPACITY: u64 = 1024;
+/// `sysctl_sched_migration_cost`: 500 us.
+pub const MIGRATION_COST_NS: u64 = 500_000;
+/// Wakeup preemption granularity (pre-EEVDF `sysctl_sched_wakeup_granularity`
+/// for 8+ CPUs, 4 ms scaled; used as 1 ms here, see the module doc).
+pub const WAKEUP_GRAN_NS: u64 = 1_000_000;
+/// Bits per cache line of STEAL's sparsemask (Sistare: 8).
+pub const SPARSE_BITS_PER_LINE: u32 = 8;
+
+/// Run configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Machine.
+    pub topology: Topology,
+    /// What runs.
+    pub workload: Workload,
+    /// `sched_feat` flags.
+    pub flags: Flags,
+    /// Per-domain knobs.
+    pub knobs: Knobs,
+    /// Simulator-only: let STEAL ignore its 2-node limit (an ablation the
+    /// kernel does not have; see `Documentation/schedsim.rst`).
+    pub steal_ignore_node_limit: bool,
+    /// Seed.
+    pub seed: u64,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// Timeline samples for plots (0: none).
+    pub samples: u32,
+    /// Progress bar on stderr.
+    pub progress: bool,
+}
+
+impl Config {
+    /// A configuration with default flags and knobs.
+    pub fn new(topology: Topology, workload: Workload, seed: u64, duration_ns: u64) -> Self {
+        Self {
+            topology,
+            workload,
+            flags: Flags::default(),
+            knobs: Knobs::default(),
+            steal_ignore_node_limit: false,
+            seed,
+            duration_ns,
+            samples: 0,
+            progress: false,
+        }
+    }
+}
+
+/// What a task does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Always running.
+    Always,
+    /// Runs `run_ns`, sleeps `sleep_ns`.
+    Periodic {
+        /// Run per period.
+        run_ns: u64,
+        /// Sleep per period.
+        sleep_ns: u64,
+    },
+    /// One half of a pair.
+    Buddy {
+        /// The other half.
+        partner: usize,
+        /// Work per message.
+        work_ns: u64,
+        /// Work after sending.
+        overlap_ns: u64,
+    },
+    /// A hackbench sender.
+    Sender {
+        /// First receiver of the group.
+        first_rx: usize,
+        /// Receivers in the group.
+        nr_rx: usize,
+        /// Work per message.
+        send_ns: u64,
+    },
+    /// A hackbench receiver.
+    Receiver {
+        /// Work per message.
+        recv_ns: u64,
+    },
+}
+
+impl Kind {
+    /// Short name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Always => "always",
+            Kind::Periodic { .. } => "periodic",
+            Kind::Buddy { .. } => "buddy",
+            Kind::Sender { .. } => "sender",
+            Kind::Receiver { .. } => "receiver",
+        }
+    }
+}
+
+/// Task state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// On a CPU.
+    Running,
+    /// Queued.
+    Runnable,
+    /// Waiting for a timer.
+    Sleeping,
+    /// Waiting for a message or for room in a queue.
+    Blocked,
+}
+
+/// Buddy phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Producing the next message.
+    Work,
+    /// Going on after sending.
+    Overlap,
+}
+
+/// A task.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// Behaviour.
+    pub kind: Kind,
+    /// State.
+    pub state: State,
+    /// CPU it is on or last ran on.
+    pub cpu: u32,
+    /// `se.vruntime`.
+    pub vruntime: u64,
+    /// Load weight (nice 0).
+    pub weight: u64,
+    /// Useful work done, ns.
+    pub work_ns: u64,
+    /// Work left in the current burst, ns (`u64::MAX`: forever).
+    pub burst_left_ns: u64,
+    /// Cache refill still to pay after a migration, ns.
+    pub refill_ns: u64,
+    /// `se.exec_start`: when it last ran, for `task_hot()`.
+    pub exec_start_ns: u64,
+    /// Runnable load signal.
+    pub load: Pelt,
+    /// Running utilisation signal.
+    pub util: Pelt,
+    /// Migrations.
+    pub migrations: u64,
+    /// Wakeups.
+    pub wakeups: u64,
+    /// `last_wakee`.
+    pub last_wakee: Option<usize>,
+    /// `wakee_flips`.
+    pub wakee_flips: u32,
+    /// `wakee_flip_decay_ts`, jiffies.
+    pub wakee_flip_decay_jiffies: u64,
+    /// `recent_used_cpu`.
+    pub recent_used_cpu: u32,
+    /// Messages waiting (buddy, receiver).
+    pub inbox: u32,
+    /// Buddy phase.
+    pub phase: Phase,
+    /// Hackbench sender: next receiver, and the one it is blocked on.
+    pub next_rx: usize,
+    /// Receiver a sender waits on.
+    pub waiting_on: Option<usize>,
+    /// Senders waiting on this receiver.
+    pub waiters: Vec<usize>,
+}
+
+/// Per-CPU state of one domain (the kernel's per-CPU `struct sched_domain`).
+#[derive(Clone, Debug)]
+pub struct DomState {
+    /// `sd->last_balance`, jiffies.
+    pub last_balance: u64,
+    /// `sd->balance_interval`, ms.
+    pub balance_interval_ms: u32,
+    /// `sd->nr_balance_failed`.
+    pub nr_balance_failed: u32,
+    /// `sd->max_newidle_lb_cost`, ns.
+    pub max_newidle_lb_cost_ns: u64,
+    /// `sd->last_decay_max_lb_cost`, jiffies.
+    pub last_decay_jiffies: u64,
+}
+
+/// A runqueue.
+#[derive(Clone, Debug)]
+pub struct Rq {
+    /// Running task.
+    pub curr: Option<usize>,
+    /// Queued tasks, in enqueue order (`cfs_tasks`, head last).
+    pub queue: Vec<usize>,
+    /// `cfs_rq->min_vruntime`.
+    pub min_vruntime: u64,
+    /// When `curr` was picked.
+    pub slice_start_ns: u64,
+    /// Runtime accounted up to here.
+    pub last_acct_ns: u64,
+    /// Generation of the pending burst-end event.
+    pub gen: u64,
+    /// Kernel work pending on this CPU (scans, balancing), ns.
+    pub overhead_ns: u64,
+    /// `rq->idle_stamp` (0: not idle).
+    pub idle_stamp_ns: u64,
+    /// `rq->avg_idle`.
+    pub avg_idle_ns: u64,
+    /// `rq->max_idle_balance_cost`.
+    pub max_idle_balance_cost_ns: u64,
+    /// SIS_AGE `rq->wake_avg`.
+    pub wake_avg_ns: u64,
+    /// SIS_AGE `rq->wake_stamp`, jiffies.
+    pub wake_stamp: u64,
+    /// `rq->next_balance`, jiffies.
+    pub next_balance: u64,
+    /// Per-domain state, bottom up.
+    pub dom: Vec<DomState>,
+    /// Patch 0007's `newidle_fail_streak`.
+    pub newidle_fail_streak: u32,
+    /// STEAL: average cost of a steal attempt, ns.
+    pub avg_steal_cost_ns: u64,
+    /// `cfs_rq->avg.load_avg` input: runnable weight.
+    pub load: Pelt,
+    /// `cfs_rq->avg.util_avg` input: 1024 while running.
+    pub util: Pelt,
+    /// Last task that ran, for context-switch cost.
+    pub last_task: Option<usize>,
+    /// Busy time, ns (stats).
+    pub busy_ns: u64,
+    /// Kernel overhead charged, ns (stats).
+    pub overhead_total_ns: u64,
+}
+
+/// Per-LLC shared state (`struct sched_domain_shared`).
+#[derive(Clone, Debug)]
+pub struct LlcShared {
+    /// SIS_UTIL `nr_idle_scan`.
+    pub nr_idle_scan: u32,
+    /// `has_idle_cores`.
+    pub has_idle_cores: bool,
+    /// RFC 01's `avg_scan_cost`, ns.
+    pub avg_scan_cost_ns: u64,
+    /// STEAL's overloaded CPUs, sparsemask layout.
+    pub overloaded: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Tick,
+    BurstEnd { cpu: u32, gen: u64 },
+    TimerWake { task: usize },
+    Sample,
+}
+
+/// The simulator.
+pub struct Sim {
+    /// Configuration.
+    pub cfg: Config,
+    /// Cost model.
+    pub cost: CostModel,
+    pub(crate) rng: Rng,
+    /// Now, ns.
+    pub now_ns: u64,
+    events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    /// Runqueues.
+    pub rqs: Vec<Rq>,
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// Per-LLC state.
+    pub llc: Vec<LlcShared>,
+    /// Counters.
+    pub stats: Stats,
+    /// Work-conservation checker.
+    pub conserve: Conservation,
+    /// CPUs with more than one task (`rd->overloaded`).
+    pub nr_overloaded: u32,
+    nr_idle: u32,
+    trace: u64,
+    timeline: Timeline,
+    base_slice_ns: u64,
+    max_lb_interval_jiffies: u64,
+    order: Vec<u32>,
+    buddy_split: Vec<bool>,
+}
+
+/// FNV-1a, 64 bit, over the words of each traced event.
+fn fnv(mut h: u64, words: &[u64]) -> u64 {
+    for w in words {
+        for b in w.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+impl Sim {
+    /// Builds the machine and the tasks.
+    pub fn new(mut cfg: Config) -> Self {
+        // Knobs are per-domain values; set them as debugfs writes would.
+        for doms in cfg.topology.domains.iter_mut() {
+            for (k, d) in doms.iter_mut().enumerate() {
+                d.busy_factor = cfg.knobs.busy_factor;
+                if d.flags & (SD_SHARE_CPUCAPACITY | crate::topology::SD_SHARE_LLC) == 0 {
+                    d.imbalance_pct = cfg.knobs.imbalance_pct_above_llc;
+                }
+                if cfg.knobs.prefer_sibling == PreferSibling::SmtOnly {
+                    // v4.8: SD_PREFER_SIBLING only on SMT domains.
+                    if d.flags & SD_SHARE_CPUCAPACITY == 0 {
+                        d.flags &= !SD_PREFER_SIBLING;
+                    }
+                    let _ = k;
+                }
+            }
+        }
+        let topo = &cfg.topology;
+        let nr = topo.nr_cpus;
+        let rqs = (0..nr)
+            .map(|c| Rq {
+                curr: None,
+                queue: Vec::new(),
+                min_vruntime: 0,
+                slice_start_ns: 0,
+                last_acct_ns: 0,
+                gen: 0,
+                overhead_ns: 0,
+                idle_stamp_ns: 0,
+                avg_idle_ns: 2 * MIGRATION_COST_NS,
+                max_idle_balance_cost_ns: MIGRATION_COST_NS,
+                wake_avg_ns: 2 * MIGRATION_COST_NS,
+                wake_stamp: 0,
+                next_balance: 0,
+                dom: topo.domains[c as usize]
+                    .iter()
+                    .map(|d| DomState {
+                        last_balance: 0,
+                        balance_interval_ms: d.min_interval_ms,
+                        nr_balance_failed: 0,
+                        max_newidle_lb_cost_ns: 0,
+                        last_decay_jiffies: 0,
+                    })
+                    .collect(),
+                newidle_fail_streak: 0,
+                avg_steal_cost_ns: 0,
+                load: Pelt::new(0, 0),
+                util: Pelt::new(0, 0),
+                last_task: None,
+                busy_ns: 0,
+                overhead_total_ns: 0,
+            })
+            .collect();
+        let llc = topo
+            .llc_span
+            .iter()
+            .map(|s| LlcShared {
+                nr_idle_scan: s.weight(),
+                has_idle_cores: true,
+                avg_scan_cost_ns: 0,
+                overloaded: vec![0; sparsemask::words_for(nr, SPARSE_BITS_PER_LINE) as usize],
+            })
+            .collect();
+        let ncpu_factor = 1 + u64::from(31 - nr.clamp(1, 8).leading_zeros());
+        let max_lb_interval_jiffies = (u64::from(HZ) * u64::from(nr) / 10).max(1);
+        let samples = cfg.samples;
+        let mut sim = Self {
+            cost: CostModel::default(),
+            rng: Rng::new(cfg.seed),
+            now_ns: 0,
+            events: BinaryHeap::new(),
+            seq: 0,
+            rqs,
+            tasks: Vec::new(),
+            llc,
+            stats: Stats::default(),
+            conserve: Conservation::new(nr),
+            nr_overloaded: 0,
+            nr_idle: nr,
+            trace: 0xcbf2_9ce4_8422_2325,
+            timeline: Timeline::new(nr, samples),
+            base_slice_ns: 750_000 * ncpu_factor,
+            max_lb_interval_jiffies,
+            order: (0..nr).collect(),
+            buddy_split: Vec::new(),
+            cfg,
+        };
+        sim.spawn_tasks();
+        sim
+    }
+
+    fn new_task(&mut self, kind: Kind) -> usize {
+        let t = Task {
+            kind,
+            state: State::Blocked,
+            cpu: 0,
+            vruntime: 0,
+            weight: NICE_0_LOAD,
+            work_ns: 0,
+            burst_left_ns: 0,
+            refill_ns: 0,
+            exec_start_ns: 0,
+            load: Pelt::new(0, NICE_0_LOAD),
+            util: Pelt::new(0, CAPACITY / 2),
+            migrations: 0,
+            wakeups: 0,
+            last_wakee: None,
+            wakee_flips: 0,
+            wakee_flip_decay_jiffies: 0,
+            recent_used_cpu: 0,
+            inbox: 0,
+            phase: Phase::Work,
+            next_rx: 0,
+            waiting_on: None,
+            waiters: Vec::new(),
+        };
+        self.tasks.push(t);
+        self.tasks.len() - 1
+    }
+
+    /// Creates the workload's tasks and places the runnable ones as
+    /// `sched_balance_find_dst_cpu()` would at fork: on the least loaded
+    /// CPU, idle cores first, lowest number on ties.
+    fn spawn_tasks(&mut self) {
+        let parts = self.cfg.workload.parts.clone();
+        let mut runnable = Vec::new();
+        for p in parts {
+            match p {
+                Part::Fairness { n } => {
+                    for _ in 0..n {
+                        let t = self.new_task(Kind::Always);
+                        self.tasks[t].burst_left_ns = u64::MAX;
+                        runnable.push(t);
+                    }
+                }
+                Part::Periodic {
+                    n,
+                    run_us,
+                    sleep_us,
+                } => {
+                    for _ in 0..n {
+                        let t = self.new_task(Kind::Periodic {
+                            run_ns: run_us * 1000,
+                            sleep_ns: sleep_us * 1000,
+                        });
+                        let b = self.rng.jitter_ns(run_us * 1000, 10);
+                        self.tasks[t].burst_left_ns = b;
+                        runnable.push(t);
+                    }
+                }
+                Part::Buddy {
+                    pairs,
+                    work_us,
+                    overlap_us,
+                } => {
+                    for _ in 0..pairs {
+                        let a = self.tasks.len();
+                        let b = a + 1;
+                        for (me, other) in [(a, b), (b, a)] {
+                            let t = self.new_task(Kind::Buddy {
+                                partner: other,
+                                work_ns: work_us * 1000,
+                                overlap_ns: overlap_us * 1000,
+                            });
+                            debug_assert_eq!(t, me);
+                        }
+                        self.tasks[a].burst_left_ns = work_us * 1000;
+                        runnable.push(a);
+                        self.buddy_split.push(false);
+                    }
+                }
+                Part::Hackbench {
+                    groups,
+                    fds,
+                    send_us,
+                    recv_us,
+                } => {
+                    for _ in 0..groups {
+                        let first_rx = self.tasks.len();
+                        for _ in 0..fds {
+                            self.new_task(Kind::Receiver {
+                                recv_ns: recv_us * 1000,
+                            });
+                        }
+                        for i in 0..fds {
+                            let t = self.new_task(Kind::Sender {
+                                first_rx,
+                                nr_rx: fds as usize,
+                                send_ns: send_us * 1000,
+                            });
+                            self.tasks[t].next_rx = i as usize % fds as usize;
+                            self.tasks[t].burst_left_ns = self.rng.jitter_ns(send_us * 1000, 20);
+                            runnable.push(t);
+                        }
+                    }
+                }
+            }
+        }
+        for t in runnable {
+            let cpu = self.fork_cpu();
+            self.tasks[t].cpu = cpu;
+            self.tasks[t].recent_used_cpu = cpu;
+            self.enqueue(cpu, t);
+            if self.rqs[cpu as usize].curr.is_none() {
+                self.pick_next(cpu);
+            }
+        }
+        // Blocked tasks start where their group's first sender is, so the
+        // first wakeup has a sensible `prev`.
+        for t in 0..self.tasks.len() {
+            if self.tasks[t].state == State::Blocked {
+                self.tasks[t].cpu = (t as u32) % self.cfg.topology.nr_cpus;
+                self.tasks[t].recent_used_cpu = self.tasks[t].cpu;
+            }
+        }
+    }
+
+    fn fork_cpu(&self) -> u32 {
+        let topo = &self.cfg.topology;
+        let mut best = 0u32;
+        let mut best_key = (u32::MAX, u32::MAX);
+        for c in 0..topo.nr_cpus {
+            let core_busy = topo.smt_mask[c as usize]
+                .iter()
+                .map(|s| self.nr_running(s))
+                .sum::<u32>();
+            let key = (self.nr_running(c), core_busy);
+            if key < best_key {
+                best_key = key;
+                best = c;
+            }
+        }
+        best
+    }
+
+    fn push(&mut self, at_ns: u64, ev: Ev) {
+        self.seq += 1;
+        self.events.push(Reverse((at_ns, self.seq, ev)));
+    }
+
+    pub(crate) fn trace(&mut self, words: &[u64]) {
+        self.trace = fnv(self.trace, words);
+        self.trace = fnv(self.trace, &[self.now_ns]);
+    }
+
+    /// Jiffies now.
+    pub fn jiffies(&self) -> u64 {
+        self.now_ns / NS_PER_JIFFY
+    }
+
+    /// `rq->nr_running` (CFS only here).
+    pub fn nr_running(&self, cpu: u32) -> u32 {
+        let rq = &self.rqs[cpu as usize];
+        u32::from(rq.curr.is_some()) + rq.queue.len() as u32
+    }
+
+    /// `idle_cpu()`.
+    pub fn idle(&self, cpu: u32) -> bool {
+        self.nr_running(cpu) == 0
+    }
+
+    /// `max_load_balance_interval`.
+    pub fn max_lb_interval_jiffies(&self) -> u64 {
+        self.max_lb_interval_jiffies
+    }
+
+    /// Runnable weight on `cpu` (the PELT input of its load).
+    fn runnable_weight(&self, cpu: u32) -> u64 {
+        let rq = &self.rqs[cpu as usize];
+        rq.curr
+            .iter()
+            .chain(rq.queue.iter())
+            .map(|&t| self.tasks[t].weight)
+            .sum()
+    }
+
+    /// Brings the runqueue's signals up to now, before its inputs change.
+    pub(crate) fn pelt_sync_rq(&mut self, cpu: u32) {
+        let w = self.runnable_weight(cpu);
+        let now = self.now_ns;
+        let rq = &mut self.rqs[cpu as usize];
+        let running = if rq.curr.is_some() { CAPACITY } else { 0 };
+        rq.load.update(now, w);
+        rq.util.update(now, running);
+    }
+
+    pub(crate) fn pelt_sync_task(&mut self, t: usize) {
+        let now = self.now_ns;
+        let task = &mut self.tasks[t];
+        let runnable = matches!(task.state, State::Running | State::Runnable);
+        let running = task.state == State::Running;
+        task.load
+            .update(now, if runnable { task.weight } else { 0 });
+        task.util.update(now, if running { CAPACITY } else { 0 });
+    }
+
+    /// `cpu_load()`.
+    pub fn cpu_load(&mut self, cpu: u32) -> u64 {
+        self.pelt_sync_rq(cpu);
+        self.rqs[cpu as usize].load.value()
+    }
+
+    /// `cpu_util_cfs()`, capped at the capacity.
+    pub fn cpu_util(&mut self, cpu: u32) -> u64 {
+        self.pelt_sync_rq(cpu);
+        self.rqs[cpu as usize].util.value().min(CAPACITY)
+    }
+
+    /// `task_h_load()` (no cgroups: the task's own load).
+    pub fn task_load(&mut self, t: usize) -> u64 {
+        self.pelt_sync_task(t);
+        self.tasks[t].load.value()
+    }
+
+    /// `task_util()`.
+    pub fn task_util(&mut self, t: usize) -> u64 {
+        self.pelt_sync_task(t);
+        self.tasks[t].util.value()
+    }
+
+    /// Accounts the running task's time up to now (`update_curr()`).
+    pub(crate) fn account(&mut self, cpu: u32) {
+        let now = self.now_ns;
+        let rq = &mut self.rqs[cpu as usize];
+        let dt = now.saturating_sub(rq.last_acct_ns);
+        rq.last_acct_ns = now;
+        if dt == 0 {
+            return;
+        }
+        let Some(t) = rq.curr else {
+            // Kernel work on an idle CPU eats idle time.
+            rq.overhead_ns = rq.overhead_ns.saturating_sub(dt);
+            return;
+        };
+        rq.busy_ns = rq.busy_ns.saturating_add(dt);
+        let from_overhead = dt.min(rq.overhead_ns);
+        rq.overhead_ns -= from_overhead;
+        let mut left = dt - from_overhead;
+        let task = &mut self.tasks[t];
+        let from_refill = left.min(task.refill_ns);
+        task.refill_ns -= from_refill;
+        left -= from_refill;
+        task.work_ns = task.work_ns.saturating_add(left);
+        if task.burst_left_ns != u64::MAX {
+            task.burst_left_ns = task.burst_left_ns.saturating_sub(left);
+        }
+        task.vruntime = task
+            .vruntime
+            .saturating_add(dt.saturating_mul(NICE_0_LOAD) / task.weight.max(1));
+        task.exec_start_ns = now;
+        let v = task.vruntime;
+        let rq = &mut self.rqs[cpu as usize];
+        let leftmost = rq.queue.iter().map(|&q| self.tasks[q].vruntime).min();
+        let m = leftmost.map_or(v, |l| l.min(v));
+        rq.min_vruntime = rq.min_vruntime.max(m);
+    }
+
+    /// Adds kernel work to a CPU: it delays whatever runs there next.
+    pub(crate) fn charge(&mut self, cpu: u32, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        self.account(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        rq.overhead_ns = rq.overhead_ns.saturating_add(ns);
+        rq.overhead_total_ns = rq.overhead_total_ns.saturating_add(ns);
+        self.stats.overhead_ns = self.stats.overhead_ns.saturating_add(ns);
+        if rq.curr.is_some() {
+            self.arm_burst(cpu);
+        }
+    }
+
+    /// (Re)arms the burst-end event of the running task.
+    pub(crate) fn arm_burst(&mut self, cpu: u32) {
+        let rq = &mut self.rqs[cpu as usize];
+        rq.gen = rq.gen.wrapping_add(1);
+        let gen = rq.gen;
+        let Some(t) = rq.curr else { return };
+        let task = &self.tasks[t];
+        if task.burst_left_ns == u64::MAX {
+            return;
+        }
+        let at = self
+            .now_ns
+            .saturating_add(rq.overhead_ns)
+            .saturating_add(task.refill_ns)
+            .saturating_add(task.burst_left_ns);
+        self.push(at, Ev::BurstEnd { cpu, gen });
+    }
+
+    /// Called whenever `nr_running` of `cpu` may have changed from `old`.
+    pub(crate) fn nr_changed(&mut self, cpu: u32, old: u32) {
+        let new = self.nr_running(cpu);
+        if new == old {
+            return;
+        }
+        if (old == 0) != (new == 0) {
+            if new == 0 {
+                self.nr_idle += 1;
+            } else {
+                self.nr_idle -= 1;
+            }
+        }
+        if (old >= 2) != (new >= 2) {
+            if new >= 2 {
+                self.nr_overloaded += 1;
+            } else {
+                self.nr_overloaded -= 1;
+            }
+        }
+        // STEAL's mask: only 1 <-> 2 crossings write it.
+        if let Some(set) = sched_lb_policy::steal::overload_transition(old, new) {
+            let llc = self.cfg.topology.llc_of[cpu as usize] as usize;
+            let (w, b) = sparsemask::locate(cpu, SPARSE_BITS_PER_LINE);
+            let word = &mut self.llc[llc].overloaded[w as usize];
+            if set {
+                *word |= 1u64 << b;
+            } else {
+                *word &= !(1u64 << b);
+            }
+        }
+        let now = self.now_ns;
+        self.conserve
+            .update(now, cpu, old, new, self.nr_idle, self.nr_overloaded);
+    }
+
+    /// Puts `t` on `cpu`'s queue.
+    pub(crate) fn enqueue(&mut self, cpu: u32, t: usize) {
+        let old = self.nr_running(cpu);
+        self.pelt_sync_rq(cpu);
+        self.pelt_sync_task(t);
+        self.tasks[t].state = State::Runnable;
+        self.tasks[t].cpu = cpu;
+        self.rqs[cpu as usize].queue.push(t);
+        self.nr_changed(cpu, old);
+    }
+
+    /// Takes a queued `t` off `cpu`.
+    pub(crate) fn dequeue_queued(&mut self, cpu: u32, t: usize) {
+        let old = self.nr_running(cpu);
+        self.pelt_sync_rq(cpu);
+        self.pelt_sync_task(t);
+        let q = &mut self.rqs[cpu as usize].queue;
+        if let Some(i) = q.iter().position(|&x| x == t) {
+            q.remove(i);
+        }
+        self.nr_changed(cpu, old);
+    }
+
+    /// `pick_next_task_fair()`: the queued task with the smallest vruntime
+    /// becomes `curr`.
+    pub(crate) fn pick_next(&mut self, cpu: u32) {
+        let rq = &self.rqs[cpu as usize];
+        debug_assert!(rq.curr.is_none());
+        let Some((i, _)) = rq
+            .queue
+            .iter()
+            .enumerate()
+            .min_by_key(|&(i, &t)| (self.tasks[t].vruntime, i))
+        else {
+            return;
+        };
+        self.account(cpu);
+        self.pelt_sync_rq(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        let t = rq.queue.remove(i);
+        rq.curr = Some(t);
+        rq.slice_start_ns = self.now_ns;
+        rq.last_acct_ns = self.now_ns;
+        let switched = rq.last_task != Some(t);
+        rq.last_task = Some(t);
+        if rq.idle_stamp_ns != 0 {
+            rq.idle_stamp_ns = 0;
+        }
+        self.pelt_sync_task(t);
+        self.tasks[t].state = State::Running;
+        self.tasks[t].exec_start_ns = self.now_ns;
+        if switched {
+            self.stats.context_switches += 1;
+            let c = self.cost.ctx_switch_ns;
+            let rq = &mut self.rqs[cpu as usize];
+            rq.overhead_ns = rq.overhead_ns.saturating_add(c);
+        }
+        self.trace(&[1, u64::from(cpu), t as u64]);
+        self.arm_burst(cpu);
+    }
+
+    /// The running task gives the CPU back and goes to the queue.
+    pub(crate) fn put_prev(&mut self, cpu: u32) {
+        self.account(cpu);
+        self.pelt_sync_rq(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        if let Some(t) = rq.curr.take() {
+            rq.queue.push(t);
+            self.pelt_sync_task(t);
+            self.tasks[t].state = State::Runnable;
+        }
+        self.rqs[cpu as usize].gen += 1;
+    }
+
+    /// Reschedules `cpu`: curr back to the queue, pick again.
+    pub(crate) fn resched(&mut self, cpu: u32) {
+        self.put_prev(cpu);
+        self.pick_next(cpu);
+    }
+
+    /// Migrates a queued task (`detach_task()` + `attach_task()`).
+    pub(crate) fn migrate(&mut self, t: usize, src: u32, dst: u32) {
+        self.dequeue_queued(src, t);
+        self.move_signals(t, src, dst);
+        let src_min = self.rqs[src as usize].min_vruntime;
+        let dst_min = self.rqs[dst as usize].min_vruntime;
+        let task = &mut self.tasks[t];
+        task.vruntime = task
+            .vruntime
+            .saturating_sub(src_min)
+            .saturating_add(dst_min);
+        task.migrations += 1;
+        task.refill_ns =
+            task.refill_ns
+                .saturating_add(self.cost.refill_ns(&self.cfg.topology, src, dst));
+        self.stats.migrations += 1;
+        self.trace(&[2, t as u64, u64::from(src), u64::from(dst)]);
+        self.enqueue(dst, t);
+        self.track_buddy(t);
+        if self.rqs[dst as usize].curr.is_none() {
+            self.pick_next(dst);
+        }
+    }
+
+    /// Moves a task's load and utilisation from one runqueue to another.
+    fn move_signals(&mut self, t: usize, src: u32, dst: u32) {
+        if src == dst {
+            return;
+        }
+        self.pelt_sync_task(t);
+        self.pelt_sync_rq(src);
+        self.pelt_sync_rq(dst);
+        let (l, u) = (self.tasks[t].load.value(), self.tasks[t].util.value());
+        self.rqs[src as usize].load.sub(l);
+        self.rqs[src as usize].util.sub(u);
+        self.rqs[dst as usize].load.add(l);
+        self.rqs[dst as usize].util.add(u);
+    }
+
+    /// Buddy bookkeeping: a pair split over two LLCs, or joined again.
+    fn track_buddy(&mut self, t: usize) {
+        if let Kind::Buddy { partner, .. } = self.tasks[t].kind {
+            let pair = t.min(partner) / 2;
+            let _ = pair;
+            let a = self.tasks[t].cpu;
+            let b = self.tasks[partner].cpu;
+            let split = !self.cfg.topology.share_cache(a, b);
+            let idx = self.buddy_index(t);
+            if let Some(slot) = self.buddy_split.get_mut(idx) {
+                if split && !*slot {
+                    self.stats.buddy_splits += 1;
+                }
+                *slot = split;
+            }
+        }
+    }
+
+    fn buddy_index(&self, t: usize) -> usize {
+        // Pairs are numbered in creation order among buddy tasks.
+        self.tasks[..t]
+            .iter()
+            .filter(|x| matches!(x.kind, Kind::Buddy { .. }))
+            .count()
+            / 2
+    }
+
+    /// The running task stops running for good (blocks or sleeps).
+    fn block_curr(&mut self, cpu: u32, state: State) {
+        self.account(cpu);
+        self.pelt_sync_rq(cpu);
+        let old = self.nr_running(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        let Some(t) = rq.curr.take() else { return };
+        rq.gen += 1;
+        self.pelt_sync_task(t);
+        self.tasks[t].state = state;
+        self.trace(&[3, u64::from(cpu), t as u64]);
+        self.nr_changed(cpu, old);
+        if self.rqs[cpu as usize].queue.is_empty() {
+            self.go_idle(cpu);
+        } else {
+            self.pick_next(cpu);
+        }
+    }
+
+    /// The CPU has nothing to run: STEAL, then newidle balance.
+    fn go_idle(&mut self, cpu: u32) {
+        let now = self.now_ns;
+        self.rqs[cpu as usize].idle_stamp_ns = now.max(1);
+        self.update_idle_core(cpu);
+        if self.try_steal(cpu) {
+            return;
+        }
+        self.newidle_balance(cpu);
+    }
+
+    /// `__update_idle_core()`: a CPU going idle with all its SMT siblings
+    /// idle sets `has_idle_cores`.
+    fn update_idle_core(&mut self, cpu: u32) {
+        let topo = &self.cfg.topology;
+        if topo.smt_weight < 2 {
+            return;
+        }
+        let all_idle = topo.smt_mask[cpu as usize].iter().all(|s| self.idle(s));
+        if all_idle {
+            let l = topo.llc_of[cpu as usize] as usize;
+            self.llc[l].has_idle_cores = true;
+        }
+    }
+
+    /// `ttwu_do_activate()` + `wakeup_preempt()`.
+    fn activate(&mut self, t: usize, cpu: u32) {
+        let now = self.now_ns;
+        let rq = &mut self.rqs[cpu as usize];
+        if rq.idle_stamp_ns != 0 {
+            // update_rq_avg_idle(): avg += (sample - avg) / 8, capped.
+            let delta = now.saturating_sub(rq.idle_stamp_ns);
+            let max = rq.max_idle_balance_cost_ns.saturating_mul(2);
+            let diff = delta as i128 - rq.avg_idle_ns as i128;
+            let avg = (rq.avg_idle_ns as i128 + diff / 8).max(0) as u64;
+            rq.avg_idle_ns = avg.min(max);
+            rq.idle_stamp_ns = 0;
+            // Patch 0011: SIS_AGE's estimate restarts at avg_idle / 2.
+            rq.wake_stamp = now / NS_PER_JIFFY;
+            rq.wake_avg_ns = rq.avg_idle_ns / 2;
+        }
+        // place_entity(): a sleeper gets at most half a slice of credit.
+        let min_v = self.rqs[cpu as usize].min_vruntime;
+        let credit = self.base_slice_ns / 2;
+        let task = &mut self.tasks[t];
+        task.vruntime = task.vruntime.max(min_v.saturating_sub(credit));
+        task.wakeups += 1;
+        self.enqueue(cpu, t);
+        self.trace(&[4, t as u64, u64::from(cpu)]);
+        self.track_buddy(t);
+        match self.rqs[cpu as usize].curr {
+            None => self.pick_next(cpu),
+            Some(c) => {
+                self.account(cpu);
+                if self.tasks[t].vruntime.saturating_add(WAKEUP_GRAN_NS) < self.tasks[c].vruntime {
+                    self.resched(cpu);
+                }
+            }
+        }
+    }
+
+    /// `try_to_wake_up()`: picks a CPU and activates `t` there.
+    /// `waker` is the waking CPU and task (None for a timer, which fires
+    /// on the task's previous CPU).
+    pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
+        let prev = self.tasks[t].cpu;
+        let cpu = match waker {
+            Some((wcpu, wtask)) => self.select_task_rq(t, prev, wcpu, Some(wtask), true),
+            None => self.select_task_rq(t, prev, prev, None, false),
+        };
+        if cpu != prev {
+            self.move_signals(t, prev, cpu);
+            let task = &mut self.tasks[t];
+            task.migrations += 1;
+            task.refill_ns =
+                task.refill_ns
+                    .saturating_add(self.cost.refill_ns(&self.cfg.topology, prev, cpu));
+            self.stats.wakeup_migrations += 1;
+        }
+        self.tasks[t].cpu = cpu;
+        self.activate(t, cpu);
+    }
+
+    /// `record_wakee()`.
+    fn record_wakee(&mut self, waker: usize, wakee: usize) {
+        let j = self.jiffies();
+        let w = &mut self.tasks[waker];
+        if j > w.wakee_flip_decay_jiffies.saturating_add(u64::from(HZ)) {
+            w.wakee_flips >>= 1;
+            w.wakee_flip_decay_jiffies = j;
+        }
+        if w.last_wakee != Some(wakee) {
+            w.last_wakee = Some(wakee);
+            w.wakee_flips = w.wakee_flips.saturating_add(1);
+        }
+    }
+
+    /// `wake_wide()`.
+    fn wake_wide(&self, waker: usize, wakee: usize, cpu: u32) -> bool {
+        let mut master = self.tasks[waker].wakee_flips;
+        let mut slave = self.tasks[wakee].wakee_flips;
+        let factor = self.cfg.topology.llc_size[cpu as usize];
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        !(slave < factor || master < slave.saturating_mul(factor))
+    }
+
+    /// `select_task_rq_fair()` for a wakeup.
+    fn select_task_rq(
+        &mut self,
+        t: usize,
+        prev: u32,
+        this_cpu: u32,
+        waker: Option<usize>,
+        sync: bool,
+    ) -> u32 {
+        let mut new_cpu = prev;
+        if let Some(w) = waker {
+            self.record_wakee(w, t);
+            let want_affine = !self.wake_wide(w, t, this_cpu);
+            if want_affine && this_cpu != prev {
+                // The lowest domain of this_cpu spanning prev (all levels
+                // have SD_WAKE_AFFINE here).
+                let level = self.cfg.topology.domains[this_cpu as usize]
+                    .iter()
+                    .position(|d| d.span.test(prev));
+                if let Some(k) = level {
+                    new_cpu = self.wake_affine(k, t, this_cpu, prev, sync, w);
+                }
+            }
+        }
+        let target = self.select_idle_sibling(t, prev, new_cpu, this_cpu);
+        if self.idle(target) {
+            self.stats.sis_placed_idle += 1;
+        }
+        self.tasks[t].recent_used_cpu = prev;
+        target
+    }
+
+    /// `wake_affine()`: WA_IDLE, then WA_WEIGHT with WA_BIAS.
+    fn wake_affine(
+        &mut self,
+        level: usize,
+        t: usize,
+        this_cpu: u32,
+        prev: u32,
+        sync: bool,
+        waker: usize,
+    ) -> u32 {
+        // wake_affine_idle()
+        let topo = &self.cfg.topology;
+        if self.idle(this_cpu) && topo.share_cache(this_cpu, prev) {
+            return if self.idle(prev) { prev } else { this_cpu };
+        }
+        if sync && self.nr_running(this_cpu) == 1 {
+            return this_cpu;
+        }
+        if self.idle(prev) {
+            return prev;
+        }
+        // wake_affine_weight()
+        let pct = i128::from(self.cfg.topology.domains[this_cpu as usize][level].imbalance_pct);
+        let mut this_eff = i128::from(self.cpu_load(this_cpu));
+        if sync {
+            let cur = i128::from(self.task_load(waker));
+            if cur > this_eff {
+                return this_cpu;
+            }
+            this_eff -= cur;
+        }
+        let tl = i128::from(self.task_load(t));
+        this_eff += tl;
+        this_eff *= 100 * i128::from(CAPACITY);
+        let mut prev_eff = i128::from(self.cpu_load(prev)) - tl;
+        prev_eff *= (100 + (pct - 100) / 2) * i128::from(CAPACITY);
+        if sync {
+            prev_eff += 1;
+        }
+        if this_eff < prev_eff {
+            self.stats.wake_affine_pulls += 1;
+            this_cpu
+        } else {
+            prev
+        }
+    }
+
+    /// `select_idle_sibling()` of 6.12, with the series' policy scan in
+    /// place of `select_idle_cpu()` when SIS_PROP or SIS_FOLD asks for it
+    /// (patches 0010 to 0012, `rust/hooks.rs`'s `sis_select`).
+    fn select_idle_sibling(&mut self, t: usize, prev: u32, target: u32, this_cpu: u32) -> u32 {
+        self.stats.sis_calls += 1;
+        if self.idle(target) {
+            self.stats.sis_target_idle += 1;
+            return target;
+        }
+        let topo = &self.cfg.topology;
+        if prev != target && topo.share_cache(prev, target) && self.idle(prev) {
+            self.stats.sis_target_idle += 1;
+            return prev;
+        }
+        let recent = self.tasks[t].recent_used_cpu;
+        if recent != prev
+            && recent != target
+            && topo.share_cache(recent, target)
+            && self.idle(recent)
+        {
+            self.stats.sis_target_idle += 1;
+            return recent;
+        }
+        let llc = topo.llc_of[target as usize] as usize;
+        let smt = topo.smt_weight > 1;
+        let has_idle_core = smt && self.llc[llc].has_idle_cores;
+        if smt && !has_idle_core && topo.share_cache(prev, target) {
+            // select_idle_smt() on prev.
+            self.stats.sis_scans += 1;
+            let sibs: Vec<u32> = topo.smt_mask[prev as usize].iter().collect();
+            let mut visited = 0u64;
+            for s in sibs {
+                if s == prev {
+                    continue;
+                }
+                visited += 1;
+                if self.idle(s) {
+                    self.charge_scan(this_cpu, visited);
+                    self.stats.sis_found += 1;
+                    return s;
+                }
+            }
+            self.charge_scan(this_cpu, visited);
+        }
+        let f = self.cfg.flags;
+        let policy = f.sis_fold || (!has_idle_core && f.sis_prop);
+        let found = if policy {
+            self.sis_policy_scan(t, target, this_cpu, has_idle_core)
+        } else {
+            self.sis_stock_scan(target, this_cpu, has_idle_core)
+        };
+        match found {
+            Some(c) => {
+                self.stats.sis_found += 1;
+                c
+            }
+            None => target,
+        }
+    }
+
+    fn charge_scan(&mut self, cpu: u32, visited: u64) -> u64 {
+        let ns = self.cost.sis_scan_ns(visited);
+        self.stats.sis_scan_cpus += visited;
+        self.stats.sis_scan_ns += ns;
+        self.charge(cpu, ns);
+        ns
+    }
+
+    /// Stock 6.12 `select_idle_cpu()`: SIS_UTIL's budget on the CPU scan,
+    /// the unbudgeted core scan while `has_idle_cores` is set.
+    fn sis_stock_scan(&mut self, target: u32, this_cpu: u32, has_idle_core: bool) -> Option<u32> {
+        let topo = &self.cfg.topology;
+        let llc = topo.llc_of[target as usize] as usize;
+        let util = self
+            .cfg
+            .flags
+            .sis_util
+            .then(|| self.llc[llc].nr_idle_scan + 1);
+        if !has_idle_core {
+            let budget = sis_budget::combine(None, util, topo.smt_weight)?;
+            self.stats.sis_scans += 1;
+            let view = View { sim: self };
+            let span = &topo.llc_span[llc];
+            let scan = sis_select::scan_cpus(
+                &view,
+                span.words(),
+                topo.nr_cpus,
+                target.wrapping_add(1),
+                budget.cpus,
+            );
+            self.charge_scan(this_cpu, u64::from(scan.loops));
+            return scan.cpu;
+        }
+        // select_idle_core() over every core, unbudgeted (6.12's fold).
+        self.stats.sis_scans += 1;
+        let span: Vec<u32> = {
+            let s = &topo.llc_span[llc];
+            let cpus: Vec<u32> = s.iter().collect();
+            let start = cpus.iter().position(|&c| c > target).unwrap_or(0);
+            cpus[start..]
+                .iter()
+                .chain(cpus[..start].iter())
+                .copied()
+                .collect()
+        };
+        let mut covered = crate::cpumask::CpuMask::new(topo.nr_cpus);
+        let mut visited = 0u64;
+        let mut idle_cpu = None;
+        let mut result = None;
+        for c in span {
+            if covered.test(c) {
+                continue;
+            }
+            let mut all_idle = true;
+            for s in topo.smt_mask[c as usize].iter() {
+                covered.set(s);
+                visited += 1;
+                if self.idle(s) {
+                    idle_cpu = idle_cpu.or(Some(s));
+                } else {
+                    all_idle = false;
+                }
+            }
+            if all_idle {
+                result = Some(c);
+                break;
+            }
+        }
+        if result.is_none() {
+            self.llc[llc].has_idle_cores = false;
+        }
+        self.charge_scan(this_cpu, visited);
+        result.or(idle_cpu)
+    }
+
+    /// The series' scan, exactly as `rust/hooks.rs` drives the rules.
+    fn sis_policy_scan(
+        &mut self,
+        _t: usize,
+        target: u32,
+        this_cpu: u32,
+        has_idle_core: bool,
+    ) -> Option<u32> {
+        let f = self.cfg.flags;
+        let topo = &self.cfg.topology;
+        let llc = topo.llc_of[target as usize] as usize;
+        let now_j = self.jiffies();
+        let rq = &mut self.rqs[this_cpu as usize];
+        if f.sis_age {
+            (rq.wake_avg_ns, rq.wake_stamp) =
+                sis_age::age_wake_avg(rq.wake_avg_ns, rq.wake_stamp, now_j);
+        }
+        let idle_ns = sis_age::predicted_idle_ns(f.sis_age, rq.wake_avg_ns, rq.avg_idle_ns);
+        let span_weight = topo.llc_span[llc].weight();
+        let prop = f.sis_prop.then(|| {
+            sis_budget::sis_prop_cores(span_weight, idle_ns, self.llc[llc].avg_scan_cost_ns)
+        });
+        let util = f.sis_util.then_some(self.llc[llc].nr_idle_scan + 1);
+        let budget = sis_budget::combine(prop, util, topo.smt_weight)?;
+        self.stats.sis_scans += 1;
+        let view = View { sim: self };
+        let fold = f.sis_fold && has_idle_core && topo.smt_weight > 1;
+        let (scan, visited) = if fold {
+            let smt = &topo.smt_mask;
+            let s = sis_select::scan_cores_fold(
+                &view,
+                topo.llc_cores[llc].words(),
+                topo.nr_cpus,
+                |core| smt[core as usize].words(),
+                target,
+                budget.cores,
+            );
+            (s, u64::from(s.loops) * u64::from(topo.smt_weight))
+        } else {
+            let s = sis_select::scan_cpus(
+                &view,
+                topo.llc_span[llc].words(),
+                topo.nr_cpus,
+                target.wrapping_add(1),
+                budget.cpus,
+            );
+            (s, u64::from(s.loops))
+        };
+        if fold && !scan.found_idle_core {
+            self.llc[llc].has_idle_cores = false;
+        }
+        let ns = self.charge_scan(this_cpu, visited);
+        if scan.loops > 0 {
+            self.llc[llc].avg_scan_cost_ns =
+                sis_cost::update_avg_scan_cost(self.llc[llc].avg_scan_cost_ns, ns, scan.loops);
+        }
+        if f.sis_once {
+            let rq = &mut self.rqs[this_cpu as usize];
+            rq.wake_avg_ns = sis_age::spend_wake_avg(rq.wake_avg_ns, ns);
+        }
+        scan.cpu
+    }
+
+    /// A burst finished: the task's behaviour decides what comes next.
+    fn burst_end(&mut self, cpu: u32) {
+        self.account(cpu);
+        let Some(t) = self.rqs[cpu as usize].curr else {
+            return;
+        };
+        if self.tasks[t].burst_left_ns > 0 {
+            self.arm_burst(cpu);
+            return;
+        }
+        match self.tasks[t].kind {
+            Kind::Always => {
+                self.tasks[t].burst_left_ns = u64::MAX;
+            }
+            Kind::Periodic { run_ns, sleep_ns } => {
+                let s = self.rng.jitter_ns(sleep_ns, 10);
+                self.tasks[t].burst_left_ns = self.rng.jitter_ns(run_ns, 10);
+                self.push(self.now_ns + s, Ev::TimerWake { task: t });
+                self.block_curr(cpu, State::Sleeping);
+            }
+            Kind::Buddy {
+                partner,
+                work_ns,
+                overlap_ns,
+            } => match self.tasks[t].phase {
+                Phase::Work => {
+                    self.stats.messages += 1;
+                    self.deliver(t, partner, cpu);
+                    self.tasks[t].phase = Phase::Overlap;
+                    self.tasks[t].burst_left_ns = overlap_ns.max(1);
+                    self.arm_burst(cpu);
+                }
+                Phase::Overlap => {
+                    self.tasks[t].phase = Phase::Work;
+                    self.tasks[t].burst_left_ns = work_ns;
+                    if self.tasks[t].inbox > 0 {
+                        self.tasks[t].inbox -= 1;
+                        self.arm_burst(cpu);
+                    } else {
+                        self.block_curr(cpu, State::Blocked);
+                    }
+                }
+            },
+            Kind::Sender {
+                first_rx,
+                nr_rx,
+                send_ns,
+            } => {
+                let rx = first_rx + self.tasks[t].next_rx;
+                if self.tasks[rx].inbox >= HACKBENCH_QUEUE_CAP {
+                    self.tasks[t].waiting_on = Some(rx);
+                    self.tasks[rx].waiters.push(t);
+                    self.block_curr(cpu, State::Blocked);
+                    return;
+                }
+                self.tasks[t].next_rx = (self.tasks[t].next_rx + 1) % nr_rx.max(1);
+                self.tasks[t].burst_left_ns = self.rng.jitter_ns(send_ns, 20);
+                self.deliver(t, rx, cpu);
+                self.arm_burst(cpu);
+            }
+            Kind::Receiver { recv_ns } => {
+                self.stats.messages += 1;
+                if let Some(s) =
+                    (!self.tasks[t].waiters.is_empty()).then(|| self.tasks[t].waiters.remove(0))
+                {
+                    self.tasks[s].waiting_on = None;
+                    self.tasks[s].burst_left_ns = 0;
+                    self.wake(s, Some((cpu, t)));
+                }
+                if self.tasks[t].inbox > 0 {
+                    self.tasks[t].inbox -= 1;
+                    self.tasks[t].burst_left_ns = self.rng.jitter_ns(recv_ns, 20);
+                    self.arm_burst(cpu);
+                } else {
+                    self.block_curr(cpu, State::Blocked);
+                }
+            }
+        }
+    }
+
+    /// A message from `from` (running on `cpu`) to `to`.
+    fn deliver(&mut self, from: usize, to: usize, cpu: u32) {
+        let xcost = {
+            let topo = &self.cfg.topology;
+            self.cost.message_ns(topo, cpu, self.tasks[to].cpu)
+        };
+        self.tasks[to].refill_ns = self.tasks[to].refill_ns.saturating_add(xcost);
+        if self.tasks[to].state == State::Blocked {
+            match self.tasks[to].kind {
+                Kind::Buddy { work_ns, .. } => {
+                    self.tasks[to].burst_left_ns = work_ns;
+                    self.tasks[to].phase = Phase::Work;
+                }
+                Kind::Receiver { recv_ns } => {
+                    self.tasks[to].burst_left_ns = self.rng.jitter_ns(recv_ns, 20);
+                }
+                _ => {}
+            }
+            self.wake(to, Some((cpu, from)));
+        } else {
+            self.tasks[to].inbox = self.tasks[to].inbox.saturating_add(1);
+        }
+    }
+
+    /// `sched_tick()` on every CPU, in a seeded order.
+    fn tick(&mut self) {
+        let mut order = std::mem::take(&mut self.order);
+        self.rng.shuffle(&mut order);
+        for &cpu in &order {
+            self.account(cpu);
+            let rq = &self.rqs[cpu as usize];
+            if rq.curr.is_some()
+                && !rq.queue.is_empty()
+                && self.now_ns.saturating_sub(rq.slice_start_ns) >= self.base_slice_ns
+            {
+                self.resched(cpu);
+            }
+            if self.jiffies() >= self.rqs[cpu as usize].next_balance {
+                self.rebalance_domains(cpu);
+            }
+        }
+        self.order = order;
+        self.push(self.now_ns + NS_PER_JIFFY, Ev::Tick);
+    }
+
+    /// Runs to the configured duration and returns the results.
+    pub fn run(mut self) -> RunResult {
+        let end = self.cfg.duration_ns;
+        self.push(0, Ev::Tick);
+        if self.cfg.samples > 0 {
+            self.push(0, Ev::Sample);
+        }
+        let progress = self.cfg.progress;
+        let mut shown = u64::MAX;
+        while let Some(Reverse((at, _, ev))) = self.events.pop() {
+            if at > end {
+                break;
+            }
+            self.now_ns = at;
+            match ev {
+                Ev::Tick => self.tick(),
+                Ev::BurstEnd { cpu, gen } => {
+                    if self.rqs[cpu as usize].gen == gen {
+                        self.burst_end(cpu);
+                    }
+                }
+                Ev::TimerWake { task } => {
+                    if self.tasks[task].state == State::Sleeping {
+                        self.wake(task, None);
+                    }
+                }
+                Ev::Sample => {
+                    self.sample();
+                    let step = (end / u64::from(self.cfg.samples.max(1))).max(1);
+                    self.push(at + step, Ev::Sample);
+                }
+            }
+            if progress {
+                let pct = at.saturating_mul(100) / end.max(1);
+                if pct != shown {
+                    shown = pct;
+                    crate::report::progress(pct);
+                }
+            }
+        }
+        if progress {
+            crate::report::progress_done();
+        }
+        self.now_ns = end;
+        for c in 0..self.cfg.topology.nr_cpus {
+            self.account(c);
+        }
+        if self.cfg.samples > 0 {
+            self.sample();
+        }
+        self.finish()
+    }
+
+    fn sample(&mut self) {
+        let busy: Vec<u64> = self.rqs.iter().map(|r| r.busy_ns).collect();
+        let work: Vec<u64> = self.tasks.iter().map(|t| t.work_ns).collect();
+        let nr: Vec<u32> = (0..self.cfg.topology.nr_cpus)
+            .map(|c| self.nr_running(c))
+            .collect();
+        self.timeline.push(self.now_ns, busy, work, nr);
+    }
+
+    fn finish(mut self) -> RunResult {
+        let now = self.now_ns;
+        self.conserve.finish(now);
+        let tasks: Vec<TaskStat> = self
+            .tasks
+            .iter()
+            .map(|t| TaskStat {
+                kind: t.kind.name(),
+                work_ns: t.work_ns,
+                migrations: t.migrations,
+                wakeups: t.wakeups,
+            })
+            .collect();
+        let busy: u64 = self.rqs.iter().map(|r| r.busy_ns).sum();
+        let cfg = &self.cfg;
+        RunResult {
+            topology: cfg.topology.spec.name.to_string(),
+            nr_cpus: cfg.topology.nr_cpus,
+            workload: cfg.workload.text.clone(),
+            flags: cfg.flags.diff_from_default(),
+            knobs: cfg.knobs,
+            seed: cfg.seed,
+            duration_ns: cfg.duration_ns,
+            tasks,
+            busy_ns: busy,
+            stats: self.stats.clone(),
+            conservation: self.conserve.report(),
+            trace_hash: self.trace,
+            timeline: self.timeline,
+        }
+    }
+}
+
+/// The idle state the policy scans ask for, as `__select_idle_cpu()`.
+struct View<'a> {
+    sim: &'a Sim,
+}
+
+impl sis_select::IdleView for View<'_> {
+    fn idle(&self, cpu: u32) -> bool {
+        self.sim.idle(cpu)
+    }
+
+    fn allowed(&self, _cpu: u32) -> bool {
+        // No affinity masks in these workloads.
+        true
+    }
+}

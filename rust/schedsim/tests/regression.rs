@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The qualitative direction of each seed's experiment, on short runs.
+//!
+//! Each test names the thread it follows; the tolerances are justified in
+//! `Documentation/schedsim.rst` ("Regression tests"). They assert a
+//! direction with a margin well inside the spread seen over seeds in the
+//! full runs, never a thread's number.
+
+use schedsim::experiments::{self, mean_sd, run_variant, Opts, Variant};
+use schedsim::flags::PreferSibling;
+
+fn quick() -> Opts {
+    Opts {
+        plot_dir: None,
+        quick: true,
+    }
+}
+
+/// Seed 001 (Guittot): with 11 threads on 2x4 the 6-vs-5 split is under
+/// 125% and over 117%, so the series' rules must raise min/max work.
+#[test]
+fn fairness_11_threads_improves_with_the_series() {
+    let (_, rows) = experiments::fairness(&quick()).unwrap();
+    let get = |n: u32, mode: &str| {
+        let r = rows
+            .iter()
+            .find(|r| r.threads == n && r.mode == mode)
+            .unwrap();
+        mean_sd(&r.ratios).0
+    };
+    let (before, after) = (get(11, "v5.9 switches"), get(11, "6.12"));
+    assert!(
+        after > before + 5.0,
+        "11 threads: {before:.1}% -> {after:.1}%"
+    );
+    // 9 threads: the model does not reproduce the thread's gain (see the
+    // docs); the series must at least not make it worse beyond the spread
+    // between seeds.
+    let (b9, a9) = (get(9, "v5.9 switches"), get(9, "6.12"));
+    assert!(a9 + 5.0 >= b9, "9 threads: {b9:.1}% -> {a9:.1}%");
+}
+
+/// Seed 000 (Galbraith): with v4.8's SD_PREFER_SIBLING placement the +2
+/// threshold stops the pair from being split; with 6.12's, the
+/// prefer-sibling path decides first and the flag changes nothing.
+#[test]
+fn buddy_pair_llc2_threshold() {
+    let (_, rows) = experiments::buddy(&quick()).unwrap();
+    let get = |p: &str, l: &str| {
+        rows.iter()
+            .find(|r| r.prefer.starts_with(p) && r.label.starts_with(l))
+            .unwrap()
+            .clone()
+    };
+    let stock48 = get("v4.8", "stock");
+    let llc2_48 = get("v4.8", "BALANCE_IDLE_LLC2");
+    assert!(stock48.splits >= 2.0, "{stock48:?}");
+    assert!(
+        llc2_48.splits * 4.0 <= stock48.splits,
+        "{llc2_48:?} vs {stock48:?}"
+    );
+    assert!(llc2_48.msgs_per_s >= stock48.msgs_per_s);
+    let stock612 = get("6.12", "stock");
+    let llc2_612 = get("6.12", "BALANCE_IDLE_LLC2");
+    assert_eq!(stock612.splits, llc2_612.splits);
+}
+
+/// Seed 002 (Zijlstra's RFC 06): SIS_PROP bounds the scan where SIS_UTIL
+/// is off, so it reads fewer CPUs per scan than no limit at all once the
+/// machine is busy; AGE+ONCE shrink it further.
+#[test]
+fn sis_prop_bounds_the_scan() {
+    let v = |l: &str, f: &str| Variant {
+        label: l.into(),
+        flags: f.into(),
+        knobs: Default::default(),
+        steal_ignore_node_limit: false,
+    };
+    let run = |f: &str| run_variant("xeon2x22", "hackbench:10", &v("x", f), 1, 150, 0).unwrap();
+    let none = run("-SIS_UTIL");
+    let prop = run("-SIS_UTIL,+SIS_PROP");
+    let age = run("-SIS_UTIL,+SIS_PROP,+SIS_AGE,+SIS_ONCE");
+    let per_scan =
+        |r: &schedsim::RunResult| r.stats.sis_scan_cpus as f64 / r.stats.sis_scans.max(1) as f64;
+    assert!(
+        per_scan(&prop) < per_scan(&none),
+        "{} vs {}",
+        per_scan(&prop),
+        per_scan(&none)
+    );
+    assert!(
+        per_scan(&age) < per_scan(&prop),
+        "{} vs {}",
+        per_scan(&age),
+        per_scan(&prop)
+    );
+}
+
+/// Seeds 003 and 004: both rules only ever stop the walk earlier, so they
+/// balance fewer domains and spend less on newidle balancing.
+#[test]
+fn newidle_rules_cut_the_walk() {
+    let (_, rows) = experiments::newidle(&quick()).unwrap();
+    for topo in ["8socket", "xeon2x22"] {
+        let get = |l: &str| {
+            rows.iter()
+                .find(|r| r.topo == topo && r.label == l)
+                .unwrap()
+        };
+        let stock = get("6.12");
+        for l in ["NEWIDLE_BACKOFF", "SD_MIGRATION_COST", "both"] {
+            let r = get(l);
+            assert!(
+                r.cost_pct < stock.cost_pct,
+                "{topo} {l}: {} vs {}",
+                r.cost_pct,
+                stock.cost_pct
+            );
+        }
+        assert!(get("both").domains < stock.domains);
+    }
+}
+
+/// Seed 002 (Sistare): STEAL steals on a 2-node machine and keeps CPUs at
+/// least as busy; on 8 nodes `should_steal()` refuses, so the run is the
+/// stock run event for event.
+#[test]
+fn steal_and_its_node_limit() {
+    let (_, rows) = experiments::steal(&quick()).unwrap();
+    let get = |t: &str, l: &str| rows.iter().find(|r| r.topo == t && r.label == l).unwrap();
+    let off = get("xeon2x22", "6.12");
+    let on = get("xeon2x22", "STEAL");
+    assert!(on.steals > 0);
+    assert!(
+        on.util_pct + 0.5 >= off.util_pct,
+        "{} vs {}",
+        on.util_pct,
+        off.util_pct
+    );
+    let off8 = get("8socket", "6.12");
+    let on8 = get("8socket", "STEAL");
+    assert_eq!(on8.steals, 0);
+    assert_eq!(on8.trace, off8.trace);
+    assert!(get("8socket", "STEAL, node limit ignored").steals > 0);
+}
+
+#[test]
+fn prefer_sibling_knob_reaches_the_domains() {
+    let mut v = Variant {
+        label: "x".into(),
+        flags: String::new(),
+        knobs: Default::default(),
+        steal_ignore_node_limit: false,
+    };
+    let a = run_variant("x5472", "buddy:1", &v, 1, 2000, 0).unwrap();
+    v.knobs.prefer_sibling = PreferSibling::SmtOnly;
+    v.flags = "+BALANCE_IDLE_LLC2".into();
+    let b = run_variant("x5472", "buddy:1", &v, 1, 2000, 0).unwrap();
+    assert_ne!(a.trace_hash, b.trace_hash);
+}
