@@ -21,7 +21,8 @@ use crate::policy::balance_interval::{self, IntervalInput};
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
 use crate::policy::newidle_walk::{self, WalkStep};
 use crate::policy::sis_select::{bit_is_set, IdleView};
-use crate::policy::{avg_load, detach_load, sis_age, sis_budget, sis_cost, sis_select};
+use crate::policy::steal::{self, StealInput, StealOutcome};
+use crate::policy::{avg_load, detach_load, sis_age, sis_budget, sis_cost, sis_select, sparsemask};
 
 /// The ABI this module was built against.
 pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
@@ -49,6 +50,7 @@ static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
     newidle_stop: Some(newidle_stop),
     sis_select: Some(sis_select),
     sis_account: Some(sis_account),
+    steal: Some(steal),
 });
 
 /// The table this module registers, for the KUnit suites.
@@ -98,15 +100,22 @@ static SIS: HookStats = HookStats::new();
 static SIS_SCANS: AtomicU64 = AtomicU64::new(0);
 static SIS_SCAN_NS: AtomicU64 = AtomicU64::new(0);
 static SIS_LOOPS: AtomicU64 = AtomicU64::new(0);
+/// STEAL: `calls` counts CPUs about to idle-balance that asked, `true` the
+/// ones the policy let try (Sistare's "tried"); then how many victims were
+/// tried and how many steals succeeded.
+static STEAL: HookStats = HookStats::new();
+static STEAL_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
+static STEAL_STOLEN: AtomicU64 = AtomicU64::new(0);
 
 /// Every hook's counters, with the debugfs directory name of each.
-static STATS: [(&CStr, &HookStats); 6] = [
+static STATS: [(&CStr, &HookStats); 7] = [
     (c"idle_cpus_balanced", &IDLE_CPUS),
     (c"detach_skip", &DETACH),
     (c"avg_load_balanced", &AVG_LOAD),
     (c"balance_interval", &INTERVAL),
     (c"newidle_stop", &NEWIDLE),
     (c"sis_select", &SIS),
+    (c"steal", &STEAL),
 ];
 
 /// Seed 000: the idle-CPU imbalance test of
@@ -201,12 +210,22 @@ const _: () = assert!(
 /// 64 bits on every architecture this module is built for, so the words
 /// are `u64`.
 unsafe fn cpumask_words<'a>(bits: *const usize, nbits: u32) -> &'a [u64] {
-    let words = nbits.div_ceil(u64::BITS) as usize;
-    if bits.is_null() || words == 0 {
+    // SAFETY: a cpumask of `nbits` bits has this many words.
+    unsafe { words(bits, nbits.div_ceil(u64::BITS)) }
+}
+
+/// `nwords` `unsigned long`s as `u64`s.
+///
+/// # Safety
+///
+/// `bits` is NULL or points to `nwords` words that outlive the slice.
+unsafe fn words<'a>(bits: *const usize, nwords: u32) -> &'a [u64] {
+    if bits.is_null() || nwords == 0 {
         return &[];
     }
-    // SAFETY: see the function's contract.
-    unsafe { core::slice::from_raw_parts(bits.cast::<u64>(), words) }
+    // SAFETY: see the function's contract; `usize` is `u64` here (checked
+    // above).
+    unsafe { core::slice::from_raw_parts(bits.cast::<u64>(), nwords as usize) }
 }
 
 /// The scan's view of idle state: the affinity from the mask the shim
@@ -308,6 +327,75 @@ unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
     }
 }
 
+// The shim lays out the overloaded mask as the policy reads it.
+const _: () = assert!(
+    bindings::SCHED_LB_STEAL_LINE_BYTES == sparsemask::LINE_BYTES,
+    "sparsemask line size differs between kernel and policy"
+);
+
+/// Sistare's STEAL (seed 002 thread): whether to steal, and which
+/// overloaded CPUs of the LLC to try in which order; the shim's
+/// `steal_from` moves the task under the runqueue locks.
+unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
+    // Only shared reads through `a`: `steal_from` gets `args` back and
+    // reads it too. The out fields are written through `args` at the end.
+    // SAFETY: as for `idle_cpus_balanced()`.
+    let a = unsafe { &*args };
+    // SAFETY: `overloaded` is the shim's sparsemask of `overloaded_words`
+    // words; `llc` and `siblings` are cpumasks of `nbits` bits.
+    let (overloaded, llc, siblings) = unsafe {
+        (
+            words(a.overloaded, a.overloaded_words),
+            cpumask_words(a.llc, a.nbits),
+            cpumask_words(a.siblings, a.nbits),
+        )
+    };
+    let order = || {
+        steal::victims(
+            sparsemask::elements(overloaded, a.bits_per_line),
+            llc,
+            siblings,
+            a.this_cpu,
+        )
+    };
+    let go = steal::should_steal(StealInput {
+        enabled: a.enabled,
+        numa_nodes: a.numa_nodes,
+        nr_runnable: a.nr_runnable,
+        any_overloaded: order().next().is_some(),
+        avg_idle_ns: a.avg_idle_ns,
+        avg_steal_cost_ns: a.avg_steal_cost_ns,
+    });
+    let result = match (STEAL.record(go), a.steal_from) {
+        (true, Some(steal_from)) => steal::steal_first(order(), |cpu| {
+            // SAFETY: `steal_from` and `args` come from the shim, which
+            // expects exactly this call; `cpu` is below nr_cpumask_bits.
+            match unsafe { steal_from(args, cpu as c_int) } {
+                1 => StealOutcome::Stolen,
+                0 => StealOutcome::NotStolen,
+                _ => StealOutcome::Stop,
+            }
+        }),
+        _ => steal::StealResult {
+            from: None,
+            attempts: 0,
+        },
+    };
+    if !in_kunit_test() {
+        STEAL_ATTEMPTS.fetch_add(u64::from(result.attempts), Ordering::Relaxed);
+        if result.from.is_some() {
+            STEAL_STOLEN.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    // SAFETY: `args` is valid for writes (see above) and no reference into
+    // it is live any more.
+    unsafe {
+        (*args).tried = go;
+        (*args).attempts = result.attempts;
+    }
+    result.from.map_or(-1, |c| c as c_int)
+}
+
 /// True while the current task is running a KUnit case.
 fn in_kunit_test() -> bool {
     #[cfg(CONFIG_KUNIT)]
@@ -323,7 +411,7 @@ fn in_kunit_test() -> bool {
 }
 
 /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
-/// `sis_select/{scans,scan_ns,loops}`.
+/// `sis_select/{scans,scan_ns,loops}` and `steal/{attempts,stolen}`.
 struct DebugfsDir(*mut bindings::dentry);
 
 // SAFETY: the dentry pointer is only handed back to debugfs, which does its
@@ -343,6 +431,10 @@ impl DebugfsDir {
                 counter(dir, c"scans", &SIS_SCANS);
                 counter(dir, c"scan_ns", &SIS_SCAN_NS);
                 counter(dir, c"loops", &SIS_LOOPS);
+            }
+            if ptr::eq(*stats, &STEAL) {
+                counter(dir, c"attempts", &STEAL_ATTEMPTS);
+                counter(dir, c"stolen", &STEAL_STOLEN);
             }
         }
         root
@@ -413,5 +505,10 @@ impl Drop for Registration {
                 stats.hits.load(Ordering::Relaxed)
             );
         }
+        pr_info!(
+            "steal: {} victims tried, {} tasks stolen\n",
+            STEAL_ATTEMPTS.load(Ordering::Relaxed),
+            STEAL_STOLEN.load(Ordering::Relaxed)
+        );
     }
 }

@@ -21,6 +21,7 @@ mod interval;
 mod load;
 mod newidle;
 mod sis;
+mod steal;
 
 /// Reports a failed check as a KTAP diagnostic, then fails the case
 /// through KUnit's own assertion machinery.
@@ -143,6 +144,21 @@ kunit_suite!(
     ]
 );
 
+kunit_suite!(
+    STEAL_SUITE,
+    STEAL_CASES,
+    b"sched_lb_rs_steal",
+    [
+        (c"steal_victim_order", steal::victim_order),
+        (
+            c"steal_first_success_and_stop",
+            steal::first_success_and_stop
+        ),
+        (c"steal_decision", steal::decision),
+        (c"steal_mask_transitions", steal::mask_transitions),
+    ]
+);
+
 #[repr(transparent)]
 struct SuitePtr(*mut bindings::kunit_suite);
 
@@ -152,10 +168,11 @@ unsafe impl Sync for SuitePtr {}
 
 #[used]
 #[link_section = ".kunit_test_suites"]
-static KUNIT_SUITES: [SuitePtr; 5] = [
+static KUNIT_SUITES: [SuitePtr; 6] = [
     SuitePtr(core::ptr::addr_of_mut!(IDLE_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(LOAD_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(INTERVAL_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(NEWIDLE_SUITE)),
     SuitePtr(core::ptr::addr_of_mut!(SIS_SUITE)),
+    SuitePtr(core::ptr::addr_of_mut!(STEAL_SUITE)),
 ];

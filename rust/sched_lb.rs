@@ -43,6 +43,10 @@ mod policy {
     pub(crate) mod sis_cost;
     #[path = "../policy/src/sis_select.rs"]
     pub(crate) mod sis_select;
+    #[path = "../policy/src/sparsemask.rs"]
+    pub(crate) mod sparsemask;
+    #[path = "../policy/src/steal.rs"]
+    pub(crate) mod steal;
 }
 
 module! {

@@ -65,6 +65,7 @@ fn next_set_bit(words: &[u64], from: u32, to: u32) -> Option<u32> {
 }
 
 /// Iterator over the set bits of a range, see [`wrap_bits`].
+#[derive(Clone, Debug)]
 pub struct SetBits<'a> {
     words: &'a [u64],
     next: u32,

@@ -31,8 +31,27 @@ pub fn words_for(nelems: u32, bits_per_line: u32) -> u32 {
     nelems.div_ceil(per).saturating_mul(WORDS_PER_LINE)
 }
 
+/// The set bits of one word, lowest first, a `trailing_zeros()` at a time
+/// as `find_next_bit()` does, not a test per bit.
+#[derive(Clone, Copy, Debug)]
+struct WordBits(u64);
+
+impl Iterator for WordBits {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.0 == 0 {
+            return None;
+        }
+        let b = self.0.trailing_zeros();
+        // Clears the lowest set bit; cannot underflow, the word is not 0.
+        self.0 &= self.0.wrapping_sub(1);
+        Some(b)
+    }
+}
+
 /// The elements set in a sparsemask, in increasing order.
-pub fn elements(words: &[u64], bits_per_line: u32) -> impl Iterator<Item = u32> + '_ {
+pub fn elements(words: &[u64], bits_per_line: u32) -> impl Iterator<Item = u32> + Clone + '_ {
     let per = bits_per_line.clamp(1, 64);
     let mask = if per == 64 {
         u64::MAX
@@ -44,9 +63,8 @@ pub fn elements(words: &[u64], bits_per_line: u32) -> impl Iterator<Item = u32> 
         .enumerate()
         .flat_map(move |(line, w)| {
             let bits = w.first().copied().unwrap_or(0) & mask;
-            (0..per)
-                .filter(move |b| (bits >> b) & 1 != 0)
-                .map(move |b| line as u32 * per + b)
+            let base = (line as u32).saturating_mul(per);
+            WordBits(bits).map(move |b| base.saturating_add(b))
         })
 }
 

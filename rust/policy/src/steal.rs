@@ -15,10 +15,11 @@
 //!
 //! This file holds the pure decisions: when the mask changes, whether to
 //! steal at all, and in which order victims are tried. The kernel shim
-//! (a later patch) keeps the mask and moves the task under the runqueue
-//! locks.
+//! (patch 0013) keeps the mask (a sparsemask indexed by CPU number, see
+//! `sparsemask.rs`) and moves the task under the runqueue locks, one victim
+//! at a time, when [`steal_first`] asks it to.
 
-use super::sis_select::{bit_is_set, wrap_bits};
+use super::sis_select::bit_is_set;
 
 /// How an `h_nr_running` change moves a CPU in the overloaded mask:
 /// `Some(true)` to set its bit, `Some(false)` to clear it, `None` to leave
@@ -43,8 +44,8 @@ pub struct StealInput {
     /// NUMA nodes online.
     pub numa_nodes: u32,
     /// CFS tasks runnable here (only an idle CPU steals).
-    pub cfs_nr_running: u32,
-    /// The LLC's overloaded mask has any CPU set.
+    pub nr_runnable: u32,
+    /// Some other CPU of the LLC is in the overloaded mask.
     pub any_overloaded: bool,
     /// `rq->avg_idle`, ns.
     pub avg_idle_ns: u64,
@@ -54,30 +55,101 @@ pub struct StealInput {
 
 /// True if this CPU should try to steal before idle balancing: stealing is
 /// on and allowed on this machine, the CPU has nothing to run, some CPU of
-/// its LLC is overloaded, and the expected idle time covers a steal.
+/// its LLC is overloaded, and the expected idle time covers a steal. The
+/// last test is what keeps a CPU whose idle periods are shorter than a
+/// steal from paying for one at every switch to idle.
 pub fn should_steal(i: StealInput) -> bool {
     i.enabled
         && i.numa_nodes <= STEAL_MAX_NUMA_NODES
-        && i.cfs_nr_running == 0
+        && i.nr_runnable == 0
         && i.any_overloaded
         && i.avg_idle_ns >= i.avg_steal_cost_ns
 }
 
+/// `cpus` (ascending) in `for_each_cpu_wrap()` order: from `start` up,
+/// then the ones below it.
+fn wrapped<I>(cpus: I, start: u32) -> impl Iterator<Item = u32>
+where
+    I: Iterator<Item = u32> + Clone,
+{
+    let low = cpus.clone();
+    cpus.filter(move |&c| c >= start)
+        .chain(low.filter(move |&c| c < start))
+}
+
 /// Victims in the order they are tried: the overloaded CPUs of this CPU's
-/// core (its SMT siblings, itself excluded), then the other overloaded CPUs
-/// of the LLC from the CPU after this one, wrapping. Each CPU at most once.
-pub fn victims<'a>(
-    overloaded: &'a [u64],
+/// core (its SMT siblings), for cache warmth, then the other overloaded
+/// CPUs of its LLC, each leg from the CPU after this one, wrapping, so
+/// that idle CPUs of an LLC do not all start at the same victim. Each CPU
+/// at most once, never this one, never one outside `llc`.
+///
+/// `overloaded` yields the overloaded CPUs in ascending order, e.g.
+/// [`super::sparsemask::elements`] or [`super::sis_select::wrap_bits`] from
+/// 0; `llc` and `siblings` are cpumask words.
+pub fn victims<'a, I>(
+    overloaded: I,
+    llc: &'a [u64],
     siblings: &'a [u64],
-    nbits: u32,
     this_cpu: u32,
-) -> impl Iterator<Item = u32> + 'a {
+) -> impl Iterator<Item = u32> + 'a
+where
+    I: Iterator<Item = u32> + Clone + 'a,
+{
     let start = this_cpu.wrapping_add(1);
-    let same_core = wrap_bits(overloaded, nbits, start)
-        .filter(move |&c| c != this_cpu && bit_is_set(siblings, c));
-    let rest = wrap_bits(overloaded, nbits, start)
-        .filter(move |&c| c != this_cpu && !bit_is_set(siblings, c));
+    let candidate = move |c: u32| c != this_cpu && bit_is_set(llc, c);
+    let same_core = wrapped(overloaded.clone(), start)
+        .filter(move |&c| candidate(c) && bit_is_set(siblings, c));
+    let rest =
+        wrapped(overloaded, start).filter(move |&c| candidate(c) && !bit_is_set(siblings, c));
     same_core.chain(rest)
+}
+
+/// What one attempt on a victim gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealOutcome {
+    /// A task moved here: stop, done.
+    Stolen,
+    /// Nothing could move (the CPU is no longer overloaded, or every task
+    /// is pinned, running, cache hot or throttled): try the next victim.
+    NotStolen,
+    /// This CPU got work of its own meanwhile: stop, do not steal.
+    Stop,
+}
+
+/// The result of [`steal_first`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StealResult {
+    /// The CPU a task came from.
+    pub from: Option<u32>,
+    /// Victims tried.
+    pub attempts: u32,
+}
+
+/// Tries `victims` in order until one gives a task ("it steals the first
+/// migrateable task it finds") or the stealer has work again.
+pub fn steal_first<I, F>(victims: I, mut try_steal: F) -> StealResult
+where
+    I: Iterator<Item = u32>,
+    F: FnMut(u32) -> StealOutcome,
+{
+    let mut attempts = 0u32;
+    for cpu in victims {
+        attempts = attempts.saturating_add(1);
+        match try_steal(cpu) {
+            StealOutcome::Stolen => {
+                return StealResult {
+                    from: Some(cpu),
+                    attempts,
+                }
+            }
+            StealOutcome::Stop => break,
+            StealOutcome::NotStolen => {}
+        }
+    }
+    StealResult {
+        from: None,
+        attempts,
+    }
 }
 
 #[cfg(test)]
@@ -85,6 +157,7 @@ mod tests {
     extern crate std;
     use super::*;
     use proptest::prelude::*;
+    use std::vec;
     use std::vec::Vec;
 
     #[test]
@@ -121,7 +194,7 @@ mod tests {
         StealInput {
             enabled: true,
             numa_nodes: 1,
-            cfs_nr_running: 0,
+            nr_runnable: 0,
             any_overloaded: true,
             avg_idle_ns: 10_000,
             avg_steal_cost_ns: 2_000,
@@ -147,7 +220,7 @@ mod tests {
             "Sistare's 8-socket case"
         );
         assert!(!should_steal(StealInput {
-            cfs_nr_running: 1,
+            nr_runnable: 1,
             ..input()
         }));
         assert!(!should_steal(StealInput {
@@ -160,43 +233,120 @@ mod tests {
         }));
     }
 
-    // SMT2 x 4: cores {0,1} {2,3} {4,5} {6,7}.
+    fn dense(o: &[u64]) -> impl Iterator<Item = u32> + Clone + '_ {
+        crate::sis_select::wrap_bits(o, 64 * o.len() as u32, 0)
+    }
+
+    // SMT2 x 4 in one LLC: cores {0,1} {2,3} {4,5} {6,7}.
     #[test]
     fn same_core_first_then_llc() {
         let overloaded = [0b1010_1010u64]; // 1, 3, 5, 7
+        let llc = [0xffu64];
         let sib_of_0 = [0b0000_0011u64];
-        let v: Vec<u32> = victims(&overloaded, &sib_of_0, 8, 0).collect();
+        let v: Vec<u32> = victims(dense(&overloaded), &llc, &sib_of_0, 0).collect();
         assert_eq!(v, [1, 3, 5, 7]);
         let sib_of_4 = [0b0011_0000u64];
-        let v: Vec<u32> = victims(&overloaded, &sib_of_4, 8, 4).collect();
+        let v: Vec<u32> = victims(dense(&overloaded), &llc, &sib_of_4, 4).collect();
         assert_eq!(
             v,
             [5, 7, 1, 3],
             "own core's 5 first, then from 5 on, wrapping"
         );
         // An overloaded CPU never steals from itself.
-        let v: Vec<u32> = victims(&overloaded, &[0b1100_0000], 8, 7).collect();
+        let v: Vec<u32> = victims(dense(&overloaded), &llc, &[0b1100_0000], 7).collect();
         assert_eq!(v, [1, 3, 5]);
+    }
+
+    // Two LLCs of SMT2 x 2, x86 numbering: LLC0 = {0,1,4,5}, LLC1 =
+    // {2,3,6,7}, siblings n and n+4. Victims stay in the stealer's LLC.
+    #[test]
+    fn stays_in_llc() {
+        let overloaded = [0b1110_1110u64]; // 1, 2, 3, 5, 6, 7
+        let llc0 = [0b0011_0011u64];
+        let sib_of_1 = [0b0010_0010u64];
+        let v: Vec<u32> = victims(dense(&overloaded), &llc0, &sib_of_1, 1).collect();
+        assert_eq!(v, [5], "only 5 is overloaded in LLC0 besides the stealer");
+        let llc1 = [0b1100_1100u64];
+        let sib_of_2 = [0b0100_0100u64];
+        let v: Vec<u32> = victims(dense(&overloaded), &llc1, &sib_of_2, 2).collect();
+        assert_eq!(v, [6, 3, 7]);
+    }
+
+    #[test]
+    fn sparse_and_dense_agree() {
+        use crate::sparsemask::{elements, locate, words_for};
+        let cpus = [3u32, 9, 17, 40, 63];
+        let mut sparse = vec![0u64; words_for(64, 8) as usize];
+        let mut d = 0u64;
+        for &c in &cpus {
+            let (w, b) = locate(c, 8);
+            sparse[w as usize] |= 1 << b;
+            d |= 1 << c;
+        }
+        let llc = [u64::MAX];
+        let sib = [0b11u64 << 16];
+        let a: Vec<u32> = victims(elements(&sparse, 8), &llc, &sib, 16).collect();
+        let b: Vec<u32> = victims(dense(&[d]), &llc, &sib, 16).collect();
+        assert_eq!(a, b);
+        assert_eq!(a, [17, 40, 63, 3, 9]);
     }
 
     #[test]
     fn nothing_overloaded() {
-        assert_eq!(victims(&[0], &[0b11], 8, 0).count(), 0);
+        assert_eq!(victims(dense(&[0]), &[0xff], &[0b11], 0).count(), 0);
+    }
+
+    #[test]
+    fn first_success_wins() {
+        let mut asked = Vec::new();
+        let r = steal_first([5u32, 7, 1, 3].into_iter(), |c| {
+            asked.push(c);
+            if c == 1 {
+                StealOutcome::Stolen
+            } else {
+                StealOutcome::NotStolen
+            }
+        });
+        assert_eq!(
+            r,
+            StealResult {
+                from: Some(1),
+                attempts: 3
+            }
+        );
+        assert_eq!(asked, [5, 7, 1]);
+        let r = steal_first([5u32, 7, 1].into_iter(), |c| {
+            if c == 7 {
+                StealOutcome::Stop
+            } else {
+                StealOutcome::NotStolen
+            }
+        });
+        assert_eq!(
+            r,
+            StealResult {
+                from: None,
+                attempts: 2
+            },
+            "work arrived: no further victims"
+        );
+        let r = steal_first(core::iter::empty(), |_| StealOutcome::Stolen);
+        assert_eq!(r.attempts, 0);
     }
 
     proptest! {
-        // Every overloaded CPU but this one appears exactly once.
+        // Every overloaded CPU of the LLC but this one appears exactly once,
+        // siblings first.
         #[test]
-        fn each_victim_once(o in any::<u64>(), s in any::<u64>(), this in 0u32..64) {
+        fn each_victim_once(o in any::<u64>(), s in any::<u64>(), llc in any::<u64>(), this in 0u32..64) {
             let s = s | (1 << this);
-            let v: Vec<u32> = victims(&[o], &[s], 64, this).collect();
+            let v: Vec<u32> = victims(dense(&[o]), &[llc], &[s], this).collect();
             let mut sorted = v.clone();
             sorted.sort_unstable();
             sorted.dedup();
             prop_assert_eq!(sorted.len(), v.len());
-            let want = (o & !(1u64 << this)).count_ones() as usize;
+            let want = (o & llc & !(1u64 << this)).count_ones() as usize;
             prop_assert_eq!(v.len(), want);
-            // Siblings come before everyone else.
             let first_other = v.iter().position(|&c| (s >> c) & 1 == 0).unwrap_or(v.len());
             prop_assert!(v[first_other..].iter().all(|&c| (s >> c) & 1 == 0));
         }
