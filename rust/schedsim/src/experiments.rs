@@ -82,6 +82,24 @@ pub fn run_variant(
     Ok(crate::run(cfg))
 }
 
+/// Runs `seeds` seeds (1..=seeds) of one variant.
+pub fn run_seeds(
+    topo: &str,
+    workload: &str,
+    v: &Variant,
+    seeds: u64,
+    ms: u64,
+) -> Result<Vec<RunResult>, String> {
+    (1..=seeds)
+        .map(|s| run_variant(topo, workload, v, s, ms, 0))
+        .collect()
+}
+
+/// Mean of `f` over runs.
+pub fn avg(rs: &[RunResult], f: impl Fn(&RunResult) -> f64) -> f64 {
+    mean_sd(&rs.iter().map(f).collect::<Vec<_>>()).0
+}
+
 /// Mean and sample standard deviation.
 pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     if v.is_empty() {
@@ -344,6 +362,8 @@ pub struct SisRow {
     pub label: String,
     /// Messages per second.
     pub msgs_per_s: f64,
+    /// Its standard deviation over seeds.
+    pub msgs_sd: f64,
     /// CPUs read per scan.
     pub cpus_per_scan: f64,
     /// Modelled scan time per wakeup, ns.
@@ -370,24 +390,27 @@ pub fn sis_variants() -> Vec<Variant> {
 
 /// Seed 002: hackbench scan cost and placement per SIS variant.
 pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
-    let (groups, ms): (&[u32], u64) = if opts.quick {
-        (&[2], 200)
+    let (groups, ms, seeds): (&[u32], u64, u64) = if opts.quick {
+        (&[2], 200, 1)
     } else {
-        (&[1, 2, 5, 10], 1_000)
+        (&[1, 2, 5, 10], 1_000, 3)
     };
     let mut rows = Vec::new();
     for &g in groups {
         for v in sis_variants() {
-            let r = run_variant("xeon2x22", &format!("hackbench:{g}"), &v, 1, ms, 0)?;
-            let st = &r.stats;
-            let wake = st.sis_calls.max(1) as f64;
+            let rs = run_seeds("xeon2x22", &format!("hackbench:{g}"), &v, seeds, ms)?;
+            let wake = |r: &RunResult| r.stats.sis_calls.max(1) as f64;
+            let msgs: Vec<f64> = rs.iter().map(RunResult::messages_per_s).collect();
             rows.push(SisRow {
                 groups: g,
                 label: v.label.clone(),
-                msgs_per_s: r.messages_per_s(),
-                cpus_per_scan: st.sis_scan_cpus as f64 / st.sis_scans.max(1) as f64,
-                scan_ns_per_wakeup: st.sis_scan_ns as f64 / wake,
-                idle_placed_pct: 100.0 * st.sis_placed_idle as f64 / wake,
+                msgs_per_s: mean_sd(&msgs).0,
+                msgs_sd: mean_sd(&msgs).1,
+                cpus_per_scan: avg(&rs, |r| {
+                    r.stats.sis_scan_cpus as f64 / r.stats.sis_scans.max(1) as f64
+                }),
+                scan_ns_per_wakeup: avg(&rs, |r| r.stats.sis_scan_ns as f64 / wake(r)),
+                idle_placed_pct: avg(&rs, |r| 100.0 * r.stats.sis_placed_idle as f64 / wake(r)),
             });
         }
     }
@@ -397,7 +420,7 @@ pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
             vec![
                 r.groups.to_string(),
                 r.label.clone(),
-                format!("{:.0}", r.msgs_per_s / 1000.0),
+                format!("{:.0} +/- {:.0}", r.msgs_per_s / 1000.0, r.msgs_sd / 1000.0),
                 format!("{:.1}", r.cpus_per_scan),
                 format!("{:.0}", r.scan_ns_per_wakeup),
                 format!("{:.1}", r.idle_placed_pct),
@@ -405,7 +428,7 @@ pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
         })
         .collect();
     let mut o = format!(
-        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), seed 1, {ms} ms\n\n"
+        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), {seeds} seeds x {ms} ms, means\n\n"
     );
     o.push_str(&rst_table(
         &[
@@ -438,13 +461,15 @@ pub struct NewidleRow {
     pub cost_pct: f64,
     /// Messages per second.
     pub msgs_per_s: f64,
+    /// Its standard deviation over seeds.
+    pub msgs_sd: f64,
     /// Idle CPU time during conservation violations, % of CPU time.
     pub wasted_pct: f64,
 }
 
 /// Seeds 003 and 004: the newidle walk with the backoff and the costs.
 pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
-    let ms = if opts.quick { 200 } else { 1_000 };
+    let (ms, seeds) = if opts.quick { (200, 1) } else { (1_000, 3) };
     let variants = [
         Variant::new("6.12", ""),
         Variant::new("NEWIDLE_BACKOFF", "+NEWIDLE_BACKOFF"),
@@ -454,17 +479,20 @@ pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
     let mut rows = Vec::new();
     for (topo, wl) in [("8socket", "hackbench:4"), ("xeon2x22", "hackbench:4")] {
         for v in &variants {
-            let r = run_variant(topo, wl, v, 1, ms, 0)?;
-            let cap = r.duration_ns as f64 * f64::from(r.nr_cpus);
+            let rs = run_seeds(topo, wl, v, seeds, ms)?;
+            let cap = |r: &RunResult| r.duration_ns as f64 * f64::from(r.nr_cpus);
             rows.push(NewidleRow {
                 topo,
                 label: v.label.clone(),
-                walks: r.stats.newidle_walks,
-                domains: r.stats.newidle_domains,
-                pulled: r.stats.newidle_pulled,
-                cost_pct: 100.0 * r.stats.newidle_cost_ns as f64 / cap,
-                msgs_per_s: r.messages_per_s(),
-                wasted_pct: 100.0 * r.conservation.wasted_cpu_ns as f64 / cap,
+                walks: avg(&rs, |r| r.stats.newidle_walks as f64) as u64,
+                domains: avg(&rs, |r| r.stats.newidle_domains as f64) as u64,
+                pulled: avg(&rs, |r| r.stats.newidle_pulled as f64) as u64,
+                cost_pct: avg(&rs, |r| 100.0 * r.stats.newidle_cost_ns as f64 / cap(r)),
+                msgs_per_s: avg(&rs, RunResult::messages_per_s),
+                msgs_sd: mean_sd(&rs.iter().map(RunResult::messages_per_s).collect::<Vec<_>>()).1,
+                wasted_pct: avg(&rs, |r| {
+                    100.0 * r.conservation.wasted_cpu_ns as f64 / cap(r)
+                }),
             });
         }
     }
@@ -478,12 +506,12 @@ pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
                 r.domains.to_string(),
                 r.pulled.to_string(),
                 format!("{:.2}", r.cost_pct),
-                format!("{:.0}", r.msgs_per_s / 1000.0),
+                format!("{:.0} +/- {:.0}", r.msgs_per_s / 1000.0, r.msgs_sd / 1000.0),
                 format!("{:.2}", r.wasted_pct),
             ]
         })
         .collect();
-    let mut o = format!("newidle: hackbench:4 (160 tasks), seed 1, {ms} ms\n\n");
+    let mut o = format!("newidle: hackbench:4 (160 tasks), {seeds} seeds x {ms} ms, means\n\n");
     o.push_str(&rst_table(
         &[
             "machine",
@@ -513,20 +541,22 @@ pub struct StealRow {
     pub util_pct: f64,
     /// Messages per second.
     pub msgs_per_s: f64,
+    /// Its standard deviation over seeds.
+    pub msgs_sd: f64,
     /// Steals.
     pub steals: u64,
     /// Newidle walks.
     pub walks: u64,
-    /// Trace hash.
+    /// The runs' trace hashes, combined.
     pub trace: u64,
 }
 
 /// Seed 002 (Sistare): STEAL on and off, and the 8-socket limit.
 pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
-    let (groups, ms): (&[u32], u64) = if opts.quick {
-        (&[2], 200)
+    let (groups, ms, seeds): (&[u32], u64, u64) = if opts.quick {
+        (&[2], 200, 1)
     } else {
-        (&[1, 2, 4, 8], 1_000)
+        (&[1, 2, 4, 8], 1_000, 3)
     };
     let mut unlimited = Variant::new("STEAL, node limit ignored", "+STEAL");
     unlimited.steal_ignore_node_limit = true;
@@ -548,16 +578,20 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
     for (topo, vs) in &cases {
         for &g in groups {
             for v in vs {
-                let r = run_variant(topo, &format!("hackbench:{g}"), v, 1, ms, 0)?;
+                let rs = run_seeds(topo, &format!("hackbench:{g}"), v, seeds, ms)?;
                 rows.push(StealRow {
                     topo,
                     groups: g,
                     label: v.label.clone(),
-                    util_pct: r.utilisation_pct(),
-                    msgs_per_s: r.messages_per_s(),
-                    steals: r.stats.steals,
-                    walks: r.stats.newidle_walks,
-                    trace: r.trace_hash,
+                    util_pct: avg(&rs, RunResult::utilisation_pct),
+                    msgs_per_s: avg(&rs, RunResult::messages_per_s),
+                    msgs_sd: mean_sd(&rs.iter().map(RunResult::messages_per_s).collect::<Vec<_>>())
+                        .1,
+                    steals: avg(&rs, |r| r.stats.steals as f64) as u64,
+                    walks: avg(&rs, |r| r.stats.newidle_walks as f64) as u64,
+                    trace: rs
+                        .iter()
+                        .fold(0, |h, r| h ^ r.trace_hash.rotate_left(r.seed as u32)),
                 });
             }
         }
@@ -570,13 +604,13 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
                 r.groups.to_string(),
                 r.label.clone(),
                 format!("{:.1}", r.util_pct),
-                format!("{:.0}", r.msgs_per_s / 1000.0),
+                format!("{:.0} +/- {:.0}", r.msgs_per_s / 1000.0, r.msgs_sd / 1000.0),
                 r.steals.to_string(),
                 r.walks.to_string(),
             ]
         })
         .collect();
-    let mut o = format!("steal: hackbench:G (20 fds), seed 1, {ms} ms\n\n");
+    let mut o = format!("steal: hackbench:G (20 fds), {seeds} seeds x {ms} ms, means\n\n");
     o.push_str(&rst_table(
         &[
             "machine",

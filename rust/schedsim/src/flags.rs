@@ -160,6 +160,10 @@ pub struct Knobs {
     pub imbalance_pct_above_llc: u32,
     /// Where `SD_PREFER_SIBLING` is set.
     pub prefer_sibling: PreferSibling,
+    /// Simulator-only: v5.9's `need_active_balance()`, which kicked an
+    /// active balance after `cache_nice_tries + 2` failures whatever the
+    /// migration type (5.10 and later: only `migrate_task`).
+    pub active_balance_v5_9: bool,
 }
 
 impl Default for Knobs {
@@ -168,6 +172,7 @@ impl Default for Knobs {
             busy_factor: 16,
             imbalance_pct_above_llc: 117,
             prefer_sibling: PreferSibling::All,
+            active_balance_v5_9: false,
         }
     }
 }
@@ -203,9 +208,20 @@ impl Knobs {
                         }
                     }
                 }
+                "active_balance" => {
+                    self.active_balance_v5_9 = match v {
+                        "6.12" => false,
+                        "v5.9" => true,
+                        _ => {
+                            return Err(format!(
+                                "bad value '{v}' for active_balance: expected 6.12 or v5.9"
+                            ))
+                        }
+                    }
+                }
                 _ => {
                     return Err(format!(
-                        "unknown knob '{k}'; known: busy_factor, imbalance_pct, prefer_sibling"
+                        "unknown knob '{k}'; known: busy_factor, imbalance_pct, prefer_sibling, active_balance"
                     ))
                 }
             }
@@ -213,12 +229,13 @@ impl Knobs {
         Ok(())
     }
 
-    /// v5.9-rc1, before Guittot's series: busy_factor 32, imbalance_pct 125.
+    /// v5.9-rc1, before Guittot's series: busy_factor 32, imbalance_pct
+    /// 125 (what the kernel can A/B per domain).
     pub fn v5_9() -> Self {
         Self {
             busy_factor: 32,
             imbalance_pct_above_llc: 125,
-            prefer_sibling: PreferSibling::All,
+            ..Self::default()
         }
     }
 }

@@ -210,9 +210,10 @@ impl Sim {
         idle: IdleType,
         cost: &mut u64,
     ) -> SgStats {
-        let cpus = self.cfg.topology.groups[gid].cpus.clone();
+        let weight = self.cfg.topology.groups[gid].cpus.len() as u32;
         let (mut load, mut util, mut nr, mut idle_cpus) = (0u64, 0u64, 0u32, 0u32);
-        for &c in &cpus {
+        for i in 0..weight as usize {
+            let c = self.cfg.topology.groups[gid].cpus[i];
             *cost += self.cost.lb_read_ns(&self.cfg.topology, cpu, c);
             load += self.cpu_load(c);
             util += self.cpu_util(c);
@@ -225,7 +226,6 @@ impl Sim {
         let topo = &self.cfg.topology;
         let d = &topo.domains[cpu as usize][k];
         let g = &topo.groups[gid];
-        let weight = cpus.len() as u32;
         let capacity = u64::from(weight) * CAPACITY;
         let pct = u64::from(d.imbalance_pct);
         let overloaded = nr > weight && capacity * 100 < util * pct;
@@ -627,7 +627,8 @@ impl Sim {
             }
             // need_active_balance(): imbalanced_active_balance().
             let failed = self.rqs[cpu as usize].dom[k].nr_balance_failed;
-            if f.mig == Migration::Task && failed > cnt + 2 {
+            let any_type = self.cfg.knobs.active_balance_v5_9;
+            if (any_type || f.mig == Migration::Task) && failed > cnt + 2 {
                 active = self.active_balance(src, cpu, &mut cost);
                 self.rqs[cpu as usize].dom[k].nr_balance_failed = cnt + 1;
             }
@@ -644,7 +645,7 @@ impl Sim {
     /// `active_load_balance_cpu_stop()`: the stopper preempts the busiest
     /// CPU's task, which can then be moved.
     fn active_balance(&mut self, src: u32, dst: u32, cost: &mut u64) -> bool {
-        if self.rqs[src as usize].curr.is_none() || !self.idle(dst) {
+        if self.rqs[src as usize].curr.is_none() {
             return false;
         }
         self.stats.active_balances += 1;

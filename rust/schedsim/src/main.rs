@@ -107,7 +107,12 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     cfg.knobs = a.knobs;
     cfg.progress = a.progress && a.duration_ms >= 2_000;
     if a.plot.is_some() {
-        cfg.samples = 200;
+        // Fewer columns on big machines keep the SVG small.
+        cfg.samples = match cfg.topology.nr_cpus {
+            0..=16 => 200,
+            17..=64 => 100,
+            _ => 60,
+        };
     }
     let r = schedsim::run(cfg);
     if let Some(p) = &a.plot {

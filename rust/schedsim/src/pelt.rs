@@ -102,6 +102,11 @@ impl Pelt {
         self.last_ns = now_ns;
     }
 
+    /// Time of the last update, ns.
+    pub fn last_ns(&self) -> u64 {
+        self.last_ns
+    }
+
     /// The average, in the input's unit.
     pub fn value(&self) -> u64 {
         self.avg >> FRAC

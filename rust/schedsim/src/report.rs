@@ -44,13 +44,14 @@ pub fn to_json(r: &RunResult) -> String {
     let _ = writeln!(o, "  \"flags\": {},", json_str(&r.flags));
     let _ = writeln!(
         o,
-        "  \"knobs\": {{\"busy_factor\": {}, \"imbalance_pct_above_llc\": {}, \"prefer_sibling\": {}}},",
+        "  \"knobs\": {{\"busy_factor\": {}, \"imbalance_pct_above_llc\": {}, \"prefer_sibling\": {}, \"active_balance_v5_9\": {}}},",
         r.knobs.busy_factor,
         r.knobs.imbalance_pct_above_llc,
         json_str(match r.knobs.prefer_sibling {
             crate::flags::PreferSibling::All => "all",
             crate::flags::PreferSibling::SmtOnly => "smt-only",
-        })
+        }),
+        r.knobs.active_balance_v5_9
     );
     let _ = writeln!(o, "  \"seed\": {},", r.seed);
     let _ = writeln!(o, "  \"duration_ns\": {},", r.duration_ns);
@@ -116,8 +117,11 @@ pub fn to_table(r: &RunResult) -> String {
     );
     let _ = writeln!(
         o,
-        "knobs: busy_factor {}, imbalance_pct above LLC {}, prefer_sibling {:?}",
-        r.knobs.busy_factor, r.knobs.imbalance_pct_above_llc, r.knobs.prefer_sibling
+        "knobs: busy_factor {}, imbalance_pct above LLC {}, prefer_sibling {:?}, v5.9 active balance {}",
+        r.knobs.busy_factor,
+        r.knobs.imbalance_pct_above_llc,
+        r.knobs.prefer_sibling,
+        r.knobs.active_balance_v5_9
     );
     let _ = writeln!(o, "trace hash {:016x}", r.trace_hash);
     let _ = writeln!(o);

@@ -544,8 +544,20 @@ impl Sim {
                 self.pick_next(cpu);
             }
         }
-        // Blocked tasks start where their group's first sender is, so the
-        // first wakeup has a sensible `prev`.
+        // The machine has been running this mix for a while: signals
+        // start at their inputs instead of ramping up from 0.
+        for c in 0..self.cfg.topology.nr_cpus {
+            let w = self.runnable_weight(c);
+            let running = if self.rqs[c as usize].curr.is_some() {
+                CAPACITY
+            } else {
+                0
+            };
+            self.rqs[c as usize].load = Pelt::new(0, w);
+            self.rqs[c as usize].util = Pelt::new(0, running);
+        }
+        // Blocked tasks start spread over the CPUs, so the first wakeup
+        // has a sensible `prev`.
         for t in 0..self.tasks.len() {
             if self.tasks[t].state == State::Blocked {
                 self.tasks[t].cpu = (t as u32) % self.cfg.topology.nr_cpus;
@@ -615,6 +627,11 @@ impl Sim {
 
     /// Brings the runqueue's signals up to now, before its inputs change.
     pub(crate) fn pelt_sync_rq(&mut self, cpu: u32) {
+        let rq = &self.rqs[cpu as usize];
+        // Balancing reads many runqueues at one instant: once is enough.
+        if rq.load.last_ns() >= self.now_ns && rq.util.last_ns() >= self.now_ns {
+            return;
+        }
         let w = self.runnable_weight(cpu);
         let now = self.now_ns;
         let rq = &mut self.rqs[cpu as usize];

@@ -16,6 +16,7 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP_H: f64 = 260.0;
 const BOT_H: f64 = 260.0;
+const MAX_LINES: usize = 64;
 
 fn colour(i: usize, n: usize) -> String {
     // Evenly spaced hues; fixed format so output is byte-identical.
@@ -83,7 +84,17 @@ pub fn render(r: &RunResult) -> Result<String, String> {
         y0 + TOP_H
     );
     let ntasks = tl.work_ns.first().map_or(0, |w| w.len());
-    for task in 0..ntasks {
+    // At most 64 lines: beyond that the panel is a solid band anyway.
+    let stride = ntasks.div_ceil(MAX_LINES).max(1);
+    if stride > 1 {
+        let _ = writeln!(
+            o,
+            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">every {stride}th of {ntasks} tasks</text>",
+            W - RIGHT,
+            y0 - 4.0
+        );
+    }
+    for task in (0..ntasks).step_by(stride) {
         let mut pts = String::new();
         for (s, t) in tl.t_ns.iter().enumerate() {
             let w = tl.work_ns[s].get(task).copied().unwrap_or(0) as f64;
@@ -124,7 +135,9 @@ pub fn render(r: &RunResult) -> Result<String, String> {
                 if tl.nr_running[s + 1][cpu] >= 2 {
                     "#d62728".to_string()
                 } else {
-                    let l = 100.0 - 60.0 * frac;
+                    // Five shades: merges neighbouring cells, keeps files small.
+                    let step = (frac * 4.0).round();
+                    let l = 100.0 - 15.0 * step;
                     format!("hsl(215,70%,{l:.0}%)")
                 }
             } else {
@@ -139,7 +152,7 @@ pub fn render(r: &RunResult) -> Result<String, String> {
                 let xb = x(tl.t_ns[s]);
                 let _ = writeln!(
                     o,
-                    "<rect x=\"{xa:.1}\" y=\"{yy:.2}\" width=\"{:.1}\" height=\"{:.2}\" fill=\"{run_fill}\"/>",
+                    "<rect x=\"{xa:.1}\" y=\"{yy:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{run_fill}\"/>",
                     (xb - xa).max(0.1),
                     row.max(0.5)
                 );
