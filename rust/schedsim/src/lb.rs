@@ -21,7 +21,7 @@
 //! packing, no affinity, no RT or IRQ pressure on capacity.
 
 use crate::cpumask::CpuMask;
-use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS, NS_PER_JIFFY};
+use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS};
 use crate::topology::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC};
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
 use sched_lb_policy::idle_cpus::IdleCpusFlags;
@@ -725,7 +725,6 @@ impl Sim {
         }
         self.stats.newidle_cost_ns += curr_cost;
         self.charge(cpu, curr_cost);
-        let _ = NS_PER_JIFFY;
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task

@@ -102,6 +102,8 @@ pub enum Kind {
     },
     /// One half of a pair.
     Buddy {
+        /// Index of the pair, for the split counter.
+        pair: usize,
         /// The other half.
         partner: usize,
         /// Work per message.
@@ -340,7 +342,7 @@ impl Sim {
     pub fn new(mut cfg: Config) -> Self {
         // Knobs are per-domain values; set them as debugfs writes would.
         for doms in cfg.topology.domains.iter_mut() {
-            for (k, d) in doms.iter_mut().enumerate() {
+            for d in doms.iter_mut() {
                 d.busy_factor = cfg.knobs.busy_factor;
                 if d.flags & (SD_SHARE_CPUCAPACITY | crate::topology::SD_SHARE_LLC) == 0 {
                     d.imbalance_pct = cfg.knobs.imbalance_pct_above_llc;
@@ -350,7 +352,6 @@ impl Sim {
                     if d.flags & SD_SHARE_CPUCAPACITY == 0 {
                         d.flags &= !SD_PREFER_SIBLING;
                     }
-                    let _ = k;
                 }
             }
         }
@@ -402,7 +403,6 @@ impl Sim {
             .collect();
         let ncpu_factor = 1 + u64::from(31 - nr.clamp(1, 8).leading_zeros());
         let max_lb_interval_jiffies = (u64::from(HZ) * u64::from(nr) / 10).max(1);
-        let samples = cfg.samples;
         let mut sim = Self {
             cost: CostModel::default(),
             rng: Rng::new(cfg.seed),
@@ -417,7 +417,7 @@ impl Sim {
             nr_overloaded: 0,
             nr_idle: nr,
             trace: 0xcbf2_9ce4_8422_2325,
-            timeline: Timeline::new(nr, samples),
+            timeline: Timeline::default(),
             base_slice_ns: 750_000 * ncpu_factor,
             max_lb_interval_jiffies,
             order: (0..nr).collect(),
@@ -495,8 +495,10 @@ impl Sim {
                     for _ in 0..pairs {
                         let a = self.tasks.len();
                         let b = a + 1;
+                        let pair = self.buddy_split.len();
                         for (me, other) in [(a, b), (b, a)] {
                             let t = self.new_task(Kind::Buddy {
+                                pair,
                                 partner: other,
                                 work_ns: work_us * 1000,
                                 overlap_ns: overlap_us * 1000,
@@ -901,29 +903,17 @@ impl Sim {
 
     /// Buddy bookkeeping: a pair split over two LLCs, or joined again.
     fn track_buddy(&mut self, t: usize) {
-        if let Kind::Buddy { partner, .. } = self.tasks[t].kind {
-            let pair = t.min(partner) / 2;
-            let _ = pair;
+        if let Kind::Buddy { pair, partner, .. } = self.tasks[t].kind {
             let a = self.tasks[t].cpu;
             let b = self.tasks[partner].cpu;
             let split = !self.cfg.topology.share_cache(a, b);
-            let idx = self.buddy_index(t);
-            if let Some(slot) = self.buddy_split.get_mut(idx) {
+            if let Some(slot) = self.buddy_split.get_mut(pair) {
                 if split && !*slot {
                     self.stats.buddy_splits += 1;
                 }
                 *slot = split;
             }
         }
-    }
-
-    fn buddy_index(&self, t: usize) -> usize {
-        // Pairs are numbered in creation order among buddy tasks.
-        self.tasks[..t]
-            .iter()
-            .filter(|x| matches!(x.kind, Kind::Buddy { .. }))
-            .count()
-            / 2
     }
 
     /// The running task stops running for good (blocks or sleeps).
@@ -1354,6 +1344,7 @@ impl Sim {
                 partner,
                 work_ns,
                 overlap_ns,
+                ..
             } => match self.tasks[t].phase {
                 Phase::Work => {
                     self.stats.messages += 1;

@@ -141,11 +141,6 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// An empty timeline.
-    pub fn new(_nr_cpus: u32, _samples: u32) -> Self {
-        Self::default()
-    }
-
     /// Adds a sample.
     pub fn push(&mut self, t_ns: u64, busy: Vec<u64>, work: Vec<u64>, nr: Vec<u32>) {
         if self.t_ns.last() == Some(&t_ns) {
