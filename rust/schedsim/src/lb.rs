@@ -794,3 +794,70 @@ impl Sim {
         stolen
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flags::Knobs;
+    use crate::sim::Config;
+    use crate::topology::Topology;
+    use crate::workload::Workload;
+
+    /// 11 always-running tasks on 2x4, split 6 (CPUs 0-3) vs 5 (4-7).
+    fn eleven_on_2x4(imbalance_pct: u32) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset("2x4").unwrap(),
+            Workload::parse("fairness:11").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        cfg.knobs = Knobs {
+            imbalance_pct_above_llc: imbalance_pct,
+            ..Knobs::default()
+        };
+        let mut sim = Sim::new(cfg);
+        // Fork placement gives CPUs 0, 1 and 2 two tasks each: 7 vs 4.
+        assert_eq!(
+            (0..8).map(|c| sim.nr_running(c)).collect::<Vec<_>>(),
+            [2, 2, 2, 1, 1, 1, 1, 1]
+        );
+        let t = sim.rqs[2].queue[0];
+        sim.migrate(t, 2, 4);
+        // Past the cache-hot window of every task.
+        sim.now_ns = 10_000_000;
+        sim
+    }
+
+    /// The KUnit row of seed 001 2/4, through the whole balancer: the
+    /// 20% imbalance of 6 vs 5 is balanced under 125, not under 117, and
+    /// with 117 the waiting task moves once a failure halves its load
+    /// (1/4: 1024 >> 1 is not above the imbalance of 512).
+    #[test]
+    fn six_versus_five_at_pkg() {
+        let mut old = eleven_on_2x4(125);
+        let b = old.balance_rq(4, 1, IdleType::NotIdle);
+        assert_eq!(b.moved, 0);
+        assert_eq!(old.rqs[4].dom[1].nr_balance_failed, 0);
+
+        let mut new = eleven_on_2x4(117);
+        let b = new.balance_rq(4, 1, IdleType::NotIdle);
+        assert_eq!(b.moved, 0);
+        assert_eq!(new.rqs[4].dom[1].nr_balance_failed, 1);
+        let b = new.balance_rq(4, 1, IdleType::NotIdle);
+        assert_eq!(b.moved, 1);
+        assert_eq!(new.rqs[4].dom[1].nr_balance_failed, 0);
+        let cluster = |s: &Sim, lo: u32| (lo..lo + 4).map(|c| s.nr_running(c)).sum::<u32>();
+        assert_eq!((cluster(&new, 0), cluster(&new, 4)), (5, 6));
+    }
+
+    /// Only the first CPU of a busy group balances the level above it.
+    #[test]
+    fn only_the_group_balance_cpu_balances_when_busy() {
+        let mut s = eleven_on_2x4(117);
+        let b = s.balance_rq(5, 1, IdleType::NotIdle);
+        assert_eq!(b.moved, 0);
+        // should_we_balance() said no: out_balanced, the interval doubles.
+        assert_eq!(s.rqs[5].dom[1].balance_interval_ms, 16);
+        assert_eq!(s.rqs[5].dom[1].nr_balance_failed, 0);
+    }
+}

@@ -104,3 +104,28 @@ fn golden_trace_hashes() {
         assert_eq!(got, want, "{topo} {wl}: {got:016x}, recorded {want:016x}");
     }
 }
+
+/// Every preset with every flag and knob combination runs without a panic
+/// or an overflow (tests build with overflow checks).
+#[test]
+fn every_preset_runs_with_all_flags() {
+    for p in schedsim::topology::PRESETS {
+        for flags in [
+            "+SIS_PROP,+SIS_AGE,+SIS_ONCE,+SIS_FOLD,-SIS_UTIL,+STEAL,+NEWIDLE_BACKOFF,+SD_MIGRATION_COST,+BALANCE_IDLE_LLC2",
+            "-BALANCE_IDLE_CPUS,-LB_RELAX_FAILED,-LB_BUSY_INTERVAL_DEC,+SIS_FOLD",
+        ] {
+            let mut c = cfg(
+                p.name,
+                "fairness:3+buddy:2:5:1+hackbench:1:6:3:7+periodic:20:50:300",
+                9,
+                60,
+                flags,
+            );
+            c.knobs
+                .apply("busy_factor=0,imbalance_pct=125,prefer_sibling=smt-only")
+                .unwrap();
+            let r = run(c);
+            assert!(r.busy_ns > 0, "{}", p.name);
+        }
+    }
+}
