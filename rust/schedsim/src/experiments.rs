@@ -61,18 +61,18 @@ impl Variant {
     }
 }
 
-/// Runs `variant` of `workload` on `topo` for `ms` simulated ms with `seed`.
+/// Runs `variant` of `workload` on `topo` for `duration_ms` of simulated time with `seed`.
 pub fn run_variant(
     topo: &str,
     workload: &str,
     v: &Variant,
     seed: u64,
-    ms: u64,
+    duration_ms: u64,
     samples: u32,
 ) -> Result<RunResult, String> {
     let t = Topology::preset(topo)?;
     let w = Workload::parse(workload)?;
-    let mut cfg = Config::new(t, w, seed, ms.saturating_mul(1_000_000));
+    let mut cfg = Config::new(t, w, seed, duration_ms.saturating_mul(1_000_000));
     let mut f = Flags::default();
     f.apply(&v.flags)?;
     cfg.flags = f;
@@ -88,10 +88,10 @@ pub fn run_seeds(
     workload: &str,
     v: &Variant,
     seeds: u64,
-    ms: u64,
+    duration_ms: u64,
 ) -> Result<Vec<RunResult>, String> {
     (1..=seeds)
-        .map(|s| run_variant(topo, workload, v, s, ms, 0))
+        .map(|s| run_variant(topo, workload, v, s, duration_ms, 0))
         .collect()
 }
 
@@ -190,7 +190,7 @@ pub fn v5_9_variant() -> Variant {
 
 /// Seed 001: min/max work of N always-running threads on 2x4.
 pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
-    let (seeds, ms) = if opts.quick {
+    let (seeds, duration_ms) = if opts.quick {
         (4u64, 4_000)
     } else {
         (10u64, 10_000)
@@ -208,7 +208,7 @@ pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
                 } else {
                     0
                 };
-                let r = run_variant("2x4", &format!("fairness:{n}"), &v, s, ms, samples)?;
+                let r = run_variant("2x4", &format!("fairness:{n}"), &v, s, duration_ms, samples)?;
                 if samples > 0 {
                     let tag = if mode == "6.12" { "after" } else { "before" };
                     plot(opts, &format!("fairness-{n}-{tag}"), &r)?;
@@ -245,7 +245,8 @@ pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
             ]
         })
         .collect();
-    let mut o = format!("fairness-2x4: {seeds} seeds x {ms} ms, min/max work of the threads\n\n");
+    let mut o =
+        format!("fairness-2x4: {seeds} seeds x {duration_ms} ms, min/max work of the threads\n\n");
     o.push_str(&rst_table(
         &["threads", "rules", "schedsim", "thread (rt-app, arm64 2x4)"],
         &table_rows,
@@ -272,7 +273,7 @@ pub struct BuddyRow {
 
 /// Seed 000: a buddy pair on x5472 with each idle-CPU threshold.
 pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
-    let (seeds, ms) = if opts.quick {
+    let (seeds, duration_ms) = if opts.quick {
         (2u64, 2_000)
     } else {
         (5u64, 10_000)
@@ -301,7 +302,7 @@ pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
                 } else {
                     0
                 };
-                let r = run_variant("x5472", "buddy:1", &v, s, ms, samples)?;
+                let r = run_variant("x5472", "buddy:1", &v, s, duration_ms, samples)?;
                 if samples > 0 {
                     plot(opts, "buddy-x5472-stock", &r)?;
                 }
@@ -334,7 +335,7 @@ pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
         })
         .collect();
     let mut o = format!(
-        "buddy-x5472: buddy:1 (20 us work, 10 us overlap), {seeds} seeds x {ms} ms, means\n\n"
+        "buddy-x5472: buddy:1 (20 us work, 10 us overlap), {seeds} seeds x {duration_ms} ms, means\n\n"
     );
     o.push_str(&rst_table(
         &[
@@ -390,7 +391,7 @@ pub fn sis_variants() -> Vec<Variant> {
 
 /// Seed 002: hackbench scan cost and placement per SIS variant.
 pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
-    let (groups, ms, seeds): (&[u32], u64, u64) = if opts.quick {
+    let (groups, duration_ms, seeds): (&[u32], u64, u64) = if opts.quick {
         (&[2], 200, 1)
     } else {
         (&[1, 2, 5, 10], 1_000, 3)
@@ -398,7 +399,13 @@ pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
     let mut rows = Vec::new();
     for &g in groups {
         for v in sis_variants() {
-            let rs = run_seeds("xeon2x22", &format!("hackbench:{g}"), &v, seeds, ms)?;
+            let rs = run_seeds(
+                "xeon2x22",
+                &format!("hackbench:{g}"),
+                &v,
+                seeds,
+                duration_ms,
+            )?;
             let wake = |r: &RunResult| r.stats.sis_calls.max(1) as f64;
             let msgs: Vec<f64> = rs.iter().map(RunResult::messages_per_s).collect();
             rows.push(SisRow {
@@ -428,7 +435,7 @@ pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
         })
         .collect();
     let mut o = format!(
-        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), {seeds} seeds x {ms} ms, means\n\n"
+        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), {seeds} seeds x {duration_ms} ms, means\n\n"
     );
     o.push_str(&rst_table(
         &[
@@ -469,7 +476,7 @@ pub struct NewidleRow {
 
 /// Seeds 003 and 004: the newidle walk with the backoff and the costs.
 pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
-    let (ms, seeds) = if opts.quick { (200, 1) } else { (1_000, 3) };
+    let (duration_ms, seeds) = if opts.quick { (200, 1) } else { (1_000, 3) };
     let variants = [
         Variant::new("6.12", ""),
         Variant::new("NEWIDLE_BACKOFF", "+NEWIDLE_BACKOFF"),
@@ -479,7 +486,7 @@ pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
     let mut rows = Vec::new();
     for (topo, wl) in [("8socket", "hackbench:4"), ("xeon2x22", "hackbench:4")] {
         for v in &variants {
-            let rs = run_seeds(topo, wl, v, seeds, ms)?;
+            let rs = run_seeds(topo, wl, v, seeds, duration_ms)?;
             let cap = |r: &RunResult| r.duration_ns as f64 * f64::from(r.nr_cpus);
             rows.push(NewidleRow {
                 topo,
@@ -511,7 +518,8 @@ pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
             ]
         })
         .collect();
-    let mut o = format!("newidle: hackbench:4 (160 tasks), {seeds} seeds x {ms} ms, means\n\n");
+    let mut o =
+        format!("newidle: hackbench:4 (160 tasks), {seeds} seeds x {duration_ms} ms, means\n\n");
     o.push_str(&rst_table(
         &[
             "machine",
@@ -553,7 +561,7 @@ pub struct StealRow {
 
 /// Seed 002 (Sistare): STEAL on and off, and the 8-socket limit.
 pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
-    let (groups, ms, seeds): (&[u32], u64, u64) = if opts.quick {
+    let (groups, duration_ms, seeds): (&[u32], u64, u64) = if opts.quick {
         (&[2], 200, 1)
     } else {
         (&[1, 2, 4, 8], 1_000, 3)
@@ -578,7 +586,7 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
     for (topo, vs) in &cases {
         for &g in groups {
             for v in vs {
-                let rs = run_seeds(topo, &format!("hackbench:{g}"), v, seeds, ms)?;
+                let rs = run_seeds(topo, &format!("hackbench:{g}"), v, seeds, duration_ms)?;
                 rows.push(StealRow {
                     topo,
                     groups: g,
@@ -610,7 +618,7 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
             ]
         })
         .collect();
-    let mut o = format!("steal: hackbench:G (20 fds), {seeds} seeds x {ms} ms, means\n\n");
+    let mut o = format!("steal: hackbench:G (20 fds), {seeds} seeds x {duration_ms} ms, means\n\n");
     o.push_str(&rst_table(
         &[
             "machine",
@@ -670,7 +678,7 @@ pub fn cli(args: &[String]) -> Result<(), String> {
     };
     for n in list {
         let text = run_named(n, &opts)?;
-        println!("{text}");
+        crate::report::emit(&format!("{text}\n"));
     }
     Ok(())
 }

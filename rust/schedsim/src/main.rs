@@ -119,14 +119,11 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
         let s = svg::render(&r)?;
         std::fs::write(p, s).map_err(|e| format!("cannot write {p}: {e}"))?;
     }
-    print!(
-        "{}",
-        if a.json {
-            report::to_json(&r)
-        } else {
-            report::to_table(&r)
-        }
-    );
+    report::emit(&if a.json {
+        report::to_json(&r)
+    } else {
+        report::to_table(&r)
+    });
     Ok(())
 }
 
@@ -138,14 +135,14 @@ fn cmd_bench() -> Result<(), String> {
     let t0 = Instant::now();
     let r = schedsim::run(cfg);
     let wall = t0.elapsed();
-    println!(
-        "bench: thx2 (224 CPUs), workload {}, 10000 ms simulated in {:.2} s wall ({} context switches, {} migrations, trace {:016x})",
+    report::emit(&format!(
+        "bench: thx2 (224 CPUs), workload {}, 10000 ms simulated in {:.2} s wall ({} context switches, {} migrations, trace {:016x})\n",
         experiments::BENCH_WORKLOAD,
         wall.as_secs_f64(),
         r.stats.context_switches,
         r.stats.migrations,
         r.trace_hash
-    );
+    ));
     Ok(())
 }
 
@@ -153,25 +150,28 @@ fn real_main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         None | Some("-h") | Some("--help") | Some("help") => {
-            println!("{USAGE}");
+            report::emit(&format!("{USAGE}\n"));
             Ok(())
         }
         Some("run") => cmd_run(&args[1..]),
         Some("bench") => cmd_bench(),
         Some("list") => {
-            println!("topologies:");
+            report::emit("topologies:\n");
             for p in PRESETS {
-                println!("  {:<9} {}", p.name, p.about);
+                report::emit(&format!("  {:<9} {}\n", p.name, p.about));
             }
-            println!("flags: {}", schedsim::flags::FLAG_NAMES.join(", "));
-            println!("experiments: {}", experiments::NAMES.join(", "));
+            report::emit(&format!(
+                "flags: {}\n",
+                schedsim::flags::FLAG_NAMES.join(", ")
+            ));
+            report::emit(&format!("experiments: {}\n", experiments::NAMES.join(", ")));
             Ok(())
         }
         Some("topology") => {
             let name = args.get(1).ok_or("topology needs a name")?;
             let t = Topology::preset(name)?;
             for c in 0..t.nr_cpus {
-                print!("{}", t.describe_cpu(c));
+                report::emit(&t.describe_cpu(c));
             }
             Ok(())
         }

@@ -190,6 +190,19 @@ pub fn to_table(r: &RunResult) -> String {
     o
 }
 
+/// Writes results to stdout. A closed pipe (`schedsim ... | head`) ends
+/// the output quietly instead of panicking as `print!` would.
+pub fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        std::process::exit(0);
+    }
+}
+
 /// Draws the progress bar for `pct` percent on stderr.
 pub fn progress(pct: u64) {
     let filled = (pct.min(100) / 5) as usize;
