@@ -11,8 +11,8 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test cargo-test script-test checkpatch \
-	check-series fmt clean distclean
+.PHONY: help setup kernel module run test bench cargo-test script-test \
+	checkpatch check-series fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -21,6 +21,7 @@ help:
 	@echo "make kernel        unpack linux-source-6.12, git am patches/, build"
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
+	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
 
 setup:
 	@scripts/setup.sh
@@ -37,6 +38,9 @@ run:
 
 test:
 	@scripts/test.sh
+
+bench:
+	@QUICK=$(QUICK) scripts/bench.sh
 
 cargo-test:
 	cargo test --workspace

@@ -8,6 +8,7 @@
 #   - every "SLB: FAIL" line the guest init printed;
 #   - any BUG:, WARNING:, Oops or lockdep report in the console log.
 # Usage: boot.sh NAME "PLAN" [QEMU -smp spec]
+# SLB_QEMU_EXTRA adds QEMU arguments (the benchmarks' NUMA nodes).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +34,7 @@ stage "guest $name"
 rc=0
 timeout --foreground "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=${SLB_TCG_THREAD:-single} -cpu max -m 2G \
-	-smp "$smp" \
+	-smp "$smp" ${SLB_QEMU_EXTRA:-} \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic sched_verbose loglevel=7" \
 	-nographic -no-reboot -monitor none -serial stdio \

@@ -57,3 +57,15 @@ kmake() {
 	command -v ccache >/dev/null 2>&1 && cc="ccache clang"
 	make -s ARCH=x86_64 LLVM=1 CC="$cc" -j"$SLB_JOBS" "$@"
 }
+
+# The benchmarks' guest workloads (bench/*.c), static so the busybox
+# initramfs runs them: bench_tools DIR.
+bench_tools() {
+	need_tool cc
+	mkdir -p "$1"
+	local prog
+	for prog in spin pingpong; do
+		cc -O2 -Wall -Wextra -static -pthread -o "$1/$prog" "$SLB_ROOT/bench/$prog.c" ||
+			die "cannot build bench/$prog.c statically (needs libc6-dev: run 'make setup')"
+	done
+}

@@ -34,6 +34,10 @@ for lib in $(ldd "$hb" | grep -o '/[^ ]*'); do
 	cp -L "$lib" "$root$lib"
 done
 cp "$ko" "$root/slb/"
+# Benchmarks (scripts/bench.sh): their programs and experiment list.
+if [ -n "${SLB_BENCH_DIR:-}" ]; then
+	cp -r "$SLB_BENCH_DIR" "$root/slb/bench"
+fi
 echo "$plan" > "$root/slb/plan"
 echo "$flags" > "$root/slb/flags"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

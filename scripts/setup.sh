@@ -15,6 +15,7 @@ DEB_PKGS=(
 	ccache
 	qemu-system-x86 busybox-static
 	rt-tests
+	libc6-dev valgrind
 )
 
 as_root() {

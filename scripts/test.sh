@@ -8,7 +8,8 @@
 #   4. the kernel and module build (KDIR= to use another tree)
 #   5. QEMU: KUnit suites at insmod (parsed by kunit.py), every flag
 #      round-tripped in debugfs and flipped under load, an unknown name
-#      refused, the module unloaded, no splat in the log.
+#      refused, a smoke run of the benchmark harness, the module unloaded,
+#      no splat in the log.
 # Ends with one "N passed, M failed" line over all of them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -46,7 +47,27 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs load cycle unload"
+# A short run of the benchmark harness (make bench) checks that its guest
+# workloads, guest step and report work; the numbers are not looked at.
+smoke="$SLB_CACHE/bench-smoke"
+rm -rf "$smoke"
+bench_tools "$smoke"
+cat > "$smoke/conf" <<'CONF'
+smoke_spin flag LB_RELAX_FAILED /slb/bench/spin 9 300
+smoke_pingpong flag BALANCE_IDLE_LLC2 /slb/bench/pingpong 300
+smoke_module module - /bin/hackbench -g 1 -l 5
+CONF
+echo 1 > "$smoke/reps"
+echo "SMT:2 MC:4 PKG:8" > "$smoke/test.domains"
+SLB_BENCH_DIR="$smoke" "$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs load cycle bench unload"
+stage "bench harness smoke"
+python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
+	"test=$SLB_LOGS/test.console.log" ||
+	die "bench_report.py failed on the guest's smoke run (see above)"
+bench_rows=$(grep -c '^| test | smoke_' "$smoke/results.md" || true)
+[ "$bench_rows" -ge 3 ] || die "bench smoke: $bench_rows table rows, want at least 3 (see $smoke/results.md)"
+log "bench smoke: $bench_rows table rows"
+stage_end
 
 kunit_line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$SLB_LOGS/test.kunit.txt" | tail -1)
 kunit_pass=$(sed -n 's/.*passed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
@@ -55,6 +76,7 @@ kunit_skip=$(sed -n 's/.*skipped: \([0-9]*\).*/\1/p' <<< "$kunit_line")
 [ -n "$kunit_pass" ] && [ "$kunit_pass" -gt 0 ] || die "kunit.py reported no passed KUnit case"
 [ -z "$kunit_skip" ] || [ "$kunit_skip" = 0 ] || die "KUnit skipped $kunit_skip cases"
 guest_pass=$(grep -cE '^SLB: .* ok$' "$SLB_LOGS/test.console.log")
+guest_pass=$((guest_pass + 1)) # the bench harness smoke
 
 echo
 echo "==================== sched-lb-rs test summary ===================="

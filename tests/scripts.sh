@@ -111,5 +111,22 @@ else
 	fail=$((fail + 1))
 fi
 
+# The benchmark harness: no kernel, a log without runs, the wrong domains.
+expect_fail "bench without a kernel" "no kernel at .*: run 'make run'" \
+	env SLB_KERNEL="$tmp/no-bzImage" QUICK=1 "$root/scripts/bench.sh"
+printf 'SLB: boot\nSLB: done\n' > "$tmp/empty.log"
+expect_fail "bench report of a log without runs" "x: no benchmark runs" \
+	python3 "$root/scripts/bench_report.py" --md "$tmp/r.md" "x=$tmp/empty.log"
+cat > "$tmp/dom.log" <<'LOG'
+SLB-BENCH-DOMAIN domain0 MC
+SLB-BENCH-DOMAIN domain1 PKG
+SLB-BENCH-CPU0SD domain0 0f 0 0
+SLB-BENCH-CPU0SD domain1 ff 0 0
+LOG
+echo "SMT:2 MC:4 PKG:8" > "$tmp/y.domains"
+expect_fail "bench report refuses the wrong sched domains" \
+	"y: cpu0's sched domains are MC:4 PKG:8, the topology needs SMT:2 MC:4 PKG:8" \
+	python3 "$root/scripts/bench_report.py" --domains-dir "$tmp" --md "$tmp/r.md" "y=$tmp/dom.log"
+
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pingpong: a buddy pair that wakes each other over two pipes.
+ *
+ * The workload of seed 000 ("sched: Further improve spurious CPU_IDLE
+ * active migrations", Mike Galbraith, 2016), where netperf TCP_RR's
+ * client and server are such a pair: on an X5472 (pairs of cores sharing
+ * an L2, sd_llc_size == 2) the idle-CPU balance kept pulling them apart.
+ * Reports round trips, how often the two ran on different CPUs at a round
+ * trip, and the pair's migrations (se.nr_migrations in /proc/PID/sched).
+ *
+ * Usage: pingpong MILLISECONDS
+ * Prints: rounds=N per_s=R apart=F migrations=M
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long nr_migrations(pid_t pid)
+{
+	char path[64], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/sched", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "se.nr_migrations", 16)) {
+			char *colon = strchr(line, ':');
+
+			v = colon ? atol(colon + 1) : -1;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	int ping[2], pong[2];
+	long ms, rounds = 0, apart = 0, m0, m1;
+	double t0, limit;
+	pid_t child;
+	int cpu;
+
+	if (argc != 2 || (ms = atol(argv[1])) < 1) {
+		fprintf(stderr, "usage: pingpong MILLISECONDS\n");
+		return 2;
+	}
+	if (pipe(ping) || pipe(pong)) {
+		perror("pingpong: pipe");
+		return 1;
+	}
+	child = fork();
+	if (child < 0) {
+		perror("pingpong: fork");
+		return 1;
+	}
+	if (!child) {
+		/* Echo each byte back, with the CPU it ran on. */
+		unsigned char c;
+
+		close(ping[1]);
+		close(pong[0]);
+		while (read(ping[0], &c, 1) == 1) {
+			c = (unsigned char)sched_getcpu();
+			if (write(pong[1], &c, 1) != 1)
+				break;
+		}
+		_exit(0);
+	}
+	close(ping[0]);
+	close(pong[1]);
+	t0 = now_s();
+	limit = t0 + ms / 1000.0;
+	while (now_s() < limit) {
+		unsigned char c = 0;
+
+		if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1) {
+			perror("pingpong: pipe I/O");
+			return 1;
+		}
+		cpu = sched_getcpu();
+		apart += c != (unsigned char)cpu;
+		rounds++;
+	}
+	m0 = nr_migrations(getpid());
+	m1 = nr_migrations(child);
+	close(ping[1]);
+	waitpid(child, NULL, 0);
+	printf("rounds=%ld per_s=%.0f apart=%.4f migrations=%ld\n", rounds,
+	       rounds / (now_s() - t0), rounds ? (double)apart / rounds : 0.0,
+	       m0 >= 0 && m1 >= 0 ? m0 + m1 : -1);
+	return 0;
+}

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench [QUICK=1]: an in-guest A/B of every flag on topologies that
+# mirror the seeds, plus the hook overhead, as tables and plots.
+#
+#   1. Builds the guest workloads (bench/spin.c, bench/pingpong.c; hackbench
+#      from rt-tests is already in the initramfs).
+#   2. Counts instructions per call of each Rust rule and of the 6.12 C it
+#      replaces, in userspace under callgrind (deterministic).
+#   3. Boots the test kernel once per topology (QEMU TCG), checks the sched
+#      domains have the shape the topology needs, and runs each experiment
+#      off and on, alternated, REPS times in the same boot.
+#   4. scripts/bench_report.py turns the console logs into a Markdown table
+#      (median, min-max spread, on/off ratio) and SVG plots.
+#
+# QUICK=1 runs three topologies with 2 repetitions of short runs (a few
+# minutes) and writes only to .cache/bench/. A full run also writes
+# Documentation/results/ (the generated tables and plots that
+# Documentation/results.rst includes).
+#
+# Needs the kernel of 'make run' (or 'make kernel'); builds the module.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+quick=${QUICK:-0}
+out=${SLB_BENCH_OUT:-$SLB_CACHE/bench}
+kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
+need_tool valgrind
+need_tool python3
+need_tool cargo
+[ -f "$kernel" ] || die "no kernel at $kernel: run 'make run' (or 'make kernel') first"
+"$SLB_ROOT/scripts/build-module.sh"
+rm -rf "$out"
+mkdir -p "$out"
+
+if [ "$quick" = 1 ]; then
+	reps=2 spin_ms=1500 pp_ms=1500 hb_loops=30
+	topologies="guittot smt2 numa2"
+else
+	reps=${SLB_BENCH_REPS:-5} spin_ms=4000 pp_ms=3000 hb_loops=80
+	topologies=${SLB_BENCH_TOPOLOGIES:-guittot x5472 smt2 smt4 numa2}
+fi
+
+stage "bench: guest workloads"
+bench_tools "$out/guest"
+stage_end
+
+stage "bench: instructions per rule call (callgrind)"
+(cd "$SLB_ROOT" && cargo build --release --locked -q -p sched-lb-cref --bin rule_cost)
+rc_bin="$SLB_ROOT/target/release/rule_cost"
+iters=100000
+ir() {
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$rc_bin" "$1" "$2" $iters 2>&1 |
+		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+for rule in idle_cpus detach_skip avg_load newidle_stop sis_update_cost sis_prop msecs_to_jiffies balance_interval; do
+	none=$(ir $rule none) rust=$(ir $rule rust) c=$(ir $rule c)
+	[ -n "$none" ] && [ -n "$rust" ] && [ -n "$c" ] || die "callgrind gave no count for $rule"
+	echo "$rule $iters $none $rust $c" >> "$out/rule_cost.txt"
+done
+cat "$out/rule_cost.txt"
+stage_end
+
+# topology -> QEMU -smp, extra QEMU arguments, the domain levels and spans
+# cpu0 must have (checked by bench_report.py), and the experiments.
+hb="/bin/hackbench -g 2 -l $hb_loops"
+smp_of() {
+	case $1 in
+	guittot) echo "8,sockets=2,cores=4,threads=1" ;;
+	x5472) echo "8,sockets=4,cores=2,threads=1" ;;
+	smt2) echo "8,sockets=2,cores=2,threads=2" ;;
+	smt4) echo "8,sockets=1,cores=2,threads=4" ;;
+	numa2) echo "8,sockets=2,cores=4,threads=1" ;;
+	*) die "unknown topology $1" ;;
+	esac
+}
+extra_of() {
+	case $1 in
+	numa2) echo "-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1" ;;
+	esac
+}
+domains_of() {
+	case $1 in
+	guittot) echo "MC:4 PKG:8" ;;
+	x5472) echo "MC:2 PKG:8" ;;
+	smt2) echo "SMT:2 MC:4 PKG:8" ;;
+	smt4) echo "SMT:4 MC:8" ;;
+	numa2) echo "MC:4 NUMA:8" ;;
+	esac
+}
+experiments_of() {
+	local spin=/slb/bench/spin pp=/slb/bench/pingpong
+	case $1 in
+	guittot)
+		echo "fair9_relax flag LB_RELAX_FAILED $spin 9 $spin_ms"
+		echo "fair11_relax flag LB_RELAX_FAILED $spin 11 $spin_ms"
+		[ "$quick" = 1 ] && return
+		echo "fair9_busydec flag LB_BUSY_INTERVAL_DEC $spin 9 $spin_ms"
+		echo "fair11_busydec flag LB_BUSY_INTERVAL_DEC $spin 11 $spin_ms"
+		;;
+	x5472)
+		echo "buddy_llc2 flag BALANCE_IDLE_LLC2 $pp $pp_ms"
+		echo "buddy_idle_cpus flag BALANCE_IDLE_CPUS $pp $pp_ms"
+		;;
+	smt2)
+		echo "hook_overhead module - $hb"
+		echo "hb_sis_prop flag SIS_PROP $hb"
+		[ "$quick" = 1 ] && return
+		echo "hb_pipe_sis_prop flag SIS_PROP /bin/hackbench -p -g 2 -l $hb_loops"
+		echo "hb_sis_age flag SIS_PROP+SIS_AGE $hb"
+		echo "hb_sis_once flag SIS_PROP+SIS_ONCE $hb"
+		echo "hb_sis_fold flag SIS_FOLD $hb"
+		;;
+	smt4)
+		echo "hb_sis_prop flag SIS_PROP $hb"
+		echo "hb_sis_fold flag SIS_FOLD $hb"
+		;;
+	numa2)
+		echo "hb_steal flag STEAL $hb"
+		[ "$quick" = 1 ] && return
+		echo "hb1_steal flag STEAL /bin/hackbench -g 1 -l $hb_loops"
+		echo "hb_newidle_backoff flag NEWIDLE_BACKOFF $hb"
+		echo "hb_migration_cost flag SD_MIGRATION_COST $hb"
+		;;
+	esac
+}
+
+logs=()
+for t in $topologies; do
+	dir="$out/guest-$t"
+	cp -r "$out/guest" "$dir"
+	experiments_of "$t" > "$dir/conf"
+	echo "$reps" > "$dir/reps"
+	echo "$(domains_of "$t")" > "$out/$t.domains"
+	SLB_BENCH_DIR="$dir" SLB_QEMU_EXTRA="$(extra_of "$t")" SLB_BOOT_TIMEOUT=${SLB_BENCH_TIMEOUT:-1800} \
+		"$SLB_ROOT/scripts/boot.sh" "bench-$t" "kunit bench" "$(smp_of "$t")" > "$out/$t.boot.txt" 2>&1 ||
+		{ tail -20 "$out/$t.boot.txt" >&2; die "bench guest $t failed"; }
+	cp "$SLB_LOGS/bench-$t.console.log" "$out/$t.console.log"
+	logs+=("$t=$out/$t.console.log")
+done
+
+stage "bench: report"
+report=(python3 "$SLB_ROOT/scripts/bench_report.py" --rule-cost "$out/rule_cost.txt"
+	--domains-dir "$out" --md "$out/results.md" --svg-dir "$out/svg")
+if [ "$quick" != 1 ]; then
+	report+=(--rst "$SLB_ROOT/Documentation/results/generated.rst"
+		--svg-dir "$SLB_ROOT/Documentation/results")
+fi
+"${report[@]}" "${logs[@]}"
+stage_end
+cat "$out/results.md"
+log "bench: tables in $out/results.md$([ "$quick" = 1 ] || echo ", Documentation/results/")"

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns the console logs of `make bench` guests into tables and plots.
+
+Input: one console log per topology (TOPO=PATH), written by the guest's
+`step_bench` (scripts/guest/init): for every run, "SLB-BENCH-BEGIN id state
+rep", /proc/schedstat (version 16) and the module's counters before and
+after, then "SLB-BENCH-END id state rep t0= t1= rc= out=<workload output>".
+Also the instruction counts of scripts/bench.sh (rule_cost.txt).
+
+Output: a Markdown table of every metric per experiment with the median,
+the min-max spread and the on/off ratio of the medians, flagged where the
+two ranges do not overlap; the same as reST for Documentation/; one SVG
+per topology with the on/off ratio of each experiment's main metric.
+
+Standard library only. Exits non-zero, saying why, when a topology's sched
+domains do not have the expected shape or a run failed.
+"""
+
+import argparse
+import html
+import os
+import re
+import statistics
+import sys
+
+# /proc/schedstat version 16, domain line: "domainN <mask>", then for each
+# idle type (0 busy, 1 idle, 2 newly idle) lb_count, lb_balanced,
+# lb_failed, lb_imbalance, lb_gained, lb_hot_gained, lb_nobusyq,
+# lb_nobusyg; then alb_count, alb_failed, alb_pushed, sbe_*, sbf_* (3
+# each), ttwu_wake_remote, ttwu_move_affine, ttwu_move_balance.
+LB_FIELDS = ["lb_count", "lb_balanced", "lb_failed", "lb_imbalance",
+             "lb_gained", "lb_hot_gained", "lb_nobusyq", "lb_nobusyg"]
+IDLE_TYPES = ["busy", "idle", "newidle"]
+TAIL_FIELDS = ["alb_count", "alb_failed", "alb_pushed", "sbe_count",
+               "sbe_balanced", "sbe_pushed", "sbf_count", "sbf_balanced",
+               "sbf_pushed", "ttwu_wake_remote", "ttwu_move_affine",
+               "ttwu_move_balance"]
+# cpu line: "cpuN yld_count 0 sched_count sched_goidle ttwu_count
+# ttwu_local rq_cpu_time run_delay pcount".
+CPU_FIELDS = ["yld_count", "zero", "sched_count", "sched_goidle",
+              "ttwu_count", "ttwu_local", "rq_cpu_time", "run_delay",
+              "pcount"]
+
+# Metrics shown per experiment, after the workload's own. Counters that do
+# not depend on host timing come first (issue 6: lead with those).
+SCHED_METRICS = ["lb_count", "lb_count_newidle", "lb_imbalance",
+                 "lb_gained", "alb_pushed", "ttwu_move_affine",
+                 "sched_goidle"]
+MAIN_METRIC = {"spin": "work_ratio", "pingpong": "rounds_per_s",
+               "hackbench": "time_s"}
+# Which direction is better for a main metric.
+HIGHER_IS_BETTER = {"work_ratio": True, "rounds_per_s": True,
+                    "time_s": False}
+
+
+def parse_schedstat(lines):
+    """Sums of every schedstat counter over all CPUs and domains."""
+    tot = {}
+
+    def add(k, v):
+        tot[k] = tot.get(k, 0) + v
+
+    for ln in lines:
+        f = ln.split()
+        if not f:
+            continue
+        if re.match(r"cpu\d+$", f[0]):
+            for name, v in zip(CPU_FIELDS, f[1:]):
+                add(name, int(v))
+        elif re.match(r"domain\d+$", f[0]):
+            vals = [int(x) for x in f[2:]]
+            for t, tname in enumerate(IDLE_TYPES):
+                for i, name in enumerate(LB_FIELDS):
+                    v = vals[t * len(LB_FIELDS) + i]
+                    add(name, v)
+                    add(f"{name}_{tname}", v)
+            for name, v in zip(TAIL_FIELDS, vals[len(IDLE_TYPES) * len(LB_FIELDS):]):
+                add(name, v)
+    tot["lb_count_newidle"] = tot.get("lb_count_newidle", 0)
+    return tot
+
+
+def workload_metrics(out):
+    """The workload's own numbers from its output line."""
+    m = {}
+    hb = re.search(r"Time:\s*([0-9.]+)", out)
+    if hb:
+        m["time_s"] = float(hb.group(1))
+        m["_kind"] = "hackbench"
+    for key, name in (("ratio", "work_ratio"), ("per_s", "rounds_per_s"),
+                      ("apart", "apart"), ("migrations", "pair_migrations"),
+                      ("min_ms", "min_cpu_ms"), ("max_ms", "max_cpu_ms")):
+        g = re.search(rf"\b{key}=([0-9.]+)", out)
+        if g:
+            m[name] = float(g.group(1))
+    if "threads=" in out:
+        m["_kind"] = "spin"
+    elif "rounds=" in out:
+        m["_kind"] = "pingpong"
+    return m
+
+
+def parse_log(path):
+    """Domains of cpu0 and every run of one guest."""
+    with open(path, errors="replace") as f:
+        lines = [ln.rstrip("\n") for ln in f]
+    domains, spans, runs = [], [], []
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if ln.startswith("SLB-BENCH-DOMAIN "):
+            domains.append(ln.split()[2])
+        elif ln.startswith("SLB-BENCH-CPU0SD "):
+            mask = ln.split()[2].replace(",", "")
+            spans.append(bin(int(mask, 16)).count("1"))
+        elif ln.startswith("SLB-BENCH-BEGIN "):
+            _, rid, state, rep = ln.split()[:4]
+            block = []
+            i += 1
+            while i < len(lines) and not lines[i].startswith("SLB-BENCH-END "):
+                block.append(lines[i])
+                i += 1
+            if i >= len(lines):
+                raise SystemExit(f"{path}: run {rid} {state} {rep} has no END (guest died?)")
+            end = lines[i]
+            dumps, cur, ctr = [], None, [{}, {}]
+            for b in block:
+                if b.startswith("version "):
+                    cur = []
+                    dumps.append(cur)
+                elif b.startswith("SLB-BENCH-CTR "):
+                    _, k, v = b.split()[:3]
+                    ctr[len(dumps) - 1 if dumps else 0][k] = int(v)
+                elif cur is not None:
+                    cur.append(b)
+            if len(dumps) != 2:
+                raise SystemExit(f"{path}: run {rid} {state} {rep}: {len(dumps)} schedstat dumps, want 2")
+            before, after = parse_schedstat(dumps[0]), parse_schedstat(dumps[1])
+            kv = dict(re.findall(r"(t0|t1|rc)=(\S+)", end.split(" out=")[0]))
+            out = end.split(" out=", 1)[1] if " out=" in end else ""
+            run = {"id": rid, "state": state, "rep": int(rep),
+                   "rc": int(kv.get("rc", "1")), "out": out}
+            m = {k: after[k] - before.get(k, 0) for k in after}
+            m["wall_s"] = float(kv["t1"]) - float(kv["t0"])
+            m.update(workload_metrics(out))
+            for k, v in ctr[1].items():
+                m[k] = v - ctr[0].get(k, 0)
+            run["m"] = m
+            runs.append(run)
+        i += 1
+    return domains, spans, runs
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if abs(v) >= 100 or float(v).is_integer():
+        return f"{v:.0f}"
+    return f"{v:.3f}" if abs(v) < 10 else f"{v:.2f}"
+
+
+def summarise(vals):
+    return statistics.median(vals), min(vals), max(vals)
+
+
+def experiments(runs):
+    """{id: {"off": [metrics...], "on": [...]}} in first-seen order."""
+    exps = {}
+    for r in runs:
+        exps.setdefault(r["id"], {"off": [], "on": []})[r["state"]].append(r)
+    return exps
+
+
+def rows_for(topo, eid, exp, conf_flag):
+    """Table rows of one experiment: one per metric."""
+    off, on = exp["off"], exp["on"]
+    kind = next((r["m"].get("_kind") for r in off + on if r["m"].get("_kind")), "?")
+    main = MAIN_METRIC.get(kind)
+    metrics = []
+    if main:
+        metrics.append(main)
+    extra = {"spin": ["min_cpu_ms", "max_cpu_ms"],
+             "pingpong": ["apart", "pair_migrations"]}.get(kind, [])
+    metrics += extra + ["wall_s"] + SCHED_METRICS
+    ctrs = sorted({k for r in off + on for k in r["m"]
+                   if k.startswith(("steal_", "sis_select_"))})
+    metrics += ctrs
+    rows = []
+    for met in metrics:
+        a = [r["m"][met] for r in off if met in r["m"]]
+        b = [r["m"][met] for r in on if met in r["m"]]
+        if not a or not b:
+            continue
+        ma, lo_a, hi_a = summarise(a)
+        mb, lo_b, hi_b = summarise(b)
+        ratio = mb / ma if ma else None
+        clear = hi_a < lo_b or hi_b < lo_a
+        rows.append({"topo": topo, "exp": eid, "flag": conf_flag, "metric": met,
+                     "off": (ma, lo_a, hi_a), "on": (mb, lo_b, hi_b),
+                     "ratio": ratio, "clear": clear, "n": (len(a), len(b)),
+                     "main": met == main})
+    return rows
+
+
+def svg_plot(topo, rows, path):
+    """Horizontal bars: on/off ratio of each experiment's main metric, with
+    the spread as whiskers (min_on/max_off .. max_on/min_off)."""
+    mains = [r for r in rows if r["main"] and r["ratio"] is not None]
+    if not mains:
+        return False
+    w, bar_h, left, top = 640, 26, 230, 40
+    h = top + bar_h * len(mains) + 50
+    lo_lim = min(0.5, min(r["on"][1] / r["off"][2] for r in mains if r["off"][2]) * 0.95)
+    hi_lim = max(1.5, max(r["on"][2] / r["off"][1] for r in mains if r["off"][1]) * 1.05)
+
+    def x(v):
+        return left + (v - lo_lim) / (hi_lim - lo_lim) * (w - left - 20)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<text x="10" y="20" font-size="14">{html.escape(topo)}: on / off, median (bar) and spread (line)</text>',
+           f'<line x1="{x(1):.1f}" y1="{top - 8}" x2="{x(1):.1f}" y2="{h - 40}" stroke="#444" stroke-dasharray="4,3"/>']
+    for i, r in enumerate(mains):
+        y = top + i * bar_h
+        better = HIGHER_IS_BETTER.get(r["metric"], True) == (r["ratio"] >= 1)
+        color = "#4a8" if better else "#c64"
+        x0, x1 = sorted((x(1), x(r["ratio"])))
+        out.append(f'<text x="10" y="{y + 16}">{html.escape(r["exp"] + " (" + r["metric"] + ")")}</text>')
+        out.append(f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1):.1f}" height="{bar_h - 10}" fill="{color}"/>')
+        if r["off"][1] and r["off"][2]:
+            lo, hi = r["on"][1] / r["off"][2], r["on"][2] / r["off"][1]
+            out.append(f'<line x1="{x(lo):.1f}" y1="{y + 13}" x2="{x(hi):.1f}" y2="{y + 13}" stroke="#000"/>')
+        out.append(f'<text x="{w - 60}" y="{y + 16}">{r["ratio"]:.3f}</text>')
+    for v in (lo_lim, 1.0, hi_lim):
+        out.append(f'<text x="{x(v) - 12:.1f}" y="{h - 22}">{v:.2f}</text>')
+    out.append(f'<text x="{left}" y="{h - 6}">green: better with the flag on; red: worse</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("logs", nargs="+", help="TOPOLOGY=console.log")
+    ap.add_argument("--rule-cost", help="rule_cost.txt of scripts/bench.sh")
+    ap.add_argument("--domains-dir", help="directory with TOPOLOGY.domains (expected shapes)")
+    ap.add_argument("--md", required=True, help="Markdown output")
+    ap.add_argument("--rst", help="reST output for Documentation/")
+    ap.add_argument("--svg-dir", action="append", default=[], help="where to write the SVGs")
+    a = ap.parse_args()
+
+    all_rows, problems, plots = [], [], []
+    for spec in a.logs:
+        if "=" not in spec:
+            raise SystemExit(f"bench_report: expected TOPOLOGY=LOG, got {spec!r}")
+        topo, path = spec.split("=", 1)
+        domains, spans, runs = parse_log(path)
+        if a.domains_dir:
+            want_file = os.path.join(a.domains_dir, f"{topo}.domains")
+            if os.path.exists(want_file):
+                want = open(want_file).read().split()
+                got = [f"{n}:{s}" for n, s in zip(domains, spans)]
+                if got != want:
+                    problems.append(f"{topo}: cpu0's sched domains are {' '.join(got) or 'none'}, the topology needs {' '.join(want)}")
+        if not runs:
+            problems.append(f"{topo}: no benchmark runs in {path}")
+        for r in runs:
+            if r["rc"] != 0:
+                problems.append(f"{topo}: {r['id']} {r['state']} rep {r['rep']} exited {r['rc']}: {r['out'][:120]}")
+        for eid, exp in experiments(runs).items():
+            all_rows += rows_for(topo, eid, exp, "")
+        for d in a.svg_dir:
+            os.makedirs(d, exist_ok=True)
+            if svg_plot(topo, [r for r in all_rows if r["topo"] == topo], os.path.join(d, f"{topo}.svg")):
+                if d == a.svg_dir[-1]:
+                    plots.append(topo)
+
+    cost = []
+    if a.rule_cost:
+        for ln in open(a.rule_cost):
+            rule, iters, none, rust, c = ln.split()
+            iters, none, rust, c = int(iters), int(none), int(rust), int(c)
+            r_ir, c_ir = (rust - none) / iters, (c - none) / iters
+            cost.append((rule, r_ir, c_ir, r_ir / c_ir if c_ir else None))
+
+    md = ["| topology | experiment | metric | off: median [min-max] | on: median [min-max] | on/off | ranges apart |",
+          "|---|---|---|---|---|---|---|"]
+    for r in all_rows:
+        md.append("| {} | {} | {}{} | {} [{}-{}] | {} [{}-{}] | {} | {} |".format(
+            r["topo"], r["exp"], "**" + r["metric"] + "**" if r["main"] else r["metric"], "",
+            fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
+            fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]),
+            fmt(r["ratio"]), "yes" if r["clear"] else "no"))
+    if cost:
+        md += ["", "| rule | Rust instructions/call | 6.12 C instructions/call | Rust/C |",
+               "|---|---|---|---|"]
+        md += [f"| {n} | {ri:.1f} | {ci:.1f} | {fmt(q)} |" for n, ri, ci, q in cost]
+    with open(a.md, "w") as f:
+        f.write("\n".join(md) + "\n")
+
+    if a.rst:
+        reps = sorted({n for r in all_rows for n in r["n"]})
+        rst = [".. SPDX-License-Identifier: GPL-2.0", "",
+               ".. Generated by scripts/bench_report.py (make bench); do not edit.", ""]
+        for topo in dict.fromkeys(r["topo"] for r in all_rows):
+            rst += [topo, "-" * len(topo), ""]
+            if topo in plots:
+                rst += [f".. image:: results/{topo}.svg", f"   :alt: {topo}: on/off ratios", ""]
+            rst += [".. csv-table::",
+                    "   :header: experiment, metric, off median, off min-max, on median, on min-max, on/off, ranges apart",
+                    ""]
+            for r in all_rows:
+                if r["topo"] != topo:
+                    continue
+                rst.append("   {}, {}, {}, {}-{}, {}, {}-{}, {}, {}".format(
+                    r["exp"], r["metric"], fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
+                    fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]), fmt(r["ratio"]),
+                    "yes" if r["clear"] else "no"))
+            rst.append("")
+        if cost:
+            rst += ["Instructions per call (callgrind)", "---------------------------------", "",
+                    ".. csv-table::", "   :header: rule, Rust, 6.12 C, Rust/C", ""]
+            rst += [f"   {n}, {ri:.1f}, {ci:.1f}, {fmt(q)}" for n, ri, ci, q in cost]
+            rst.append("")
+        rst.append(f"Repetitions per state: {', '.join(map(str, reps))}.")
+        os.makedirs(os.path.dirname(a.rst), exist_ok=True)
+        with open(a.rst, "w") as f:
+            f.write("\n".join(rst) + "\n")
+
+    if problems:
+        for p in problems:
+            print(f"bench_report: {p}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
