@@ -11,8 +11,8 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test bench cargo-test script-test \
-	checkpatch check-series fmt clean distclean
+.PHONY: help setup kernel module run test bench schedsim schedsim-bench \
+	cargo-test script-test checkpatch check-series fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -22,6 +22,8 @@ help:
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
+	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
+	@echo "make schedsim-bench  the simulator's speed budget (224 CPUs, 10 s simulated)"
 
 setup:
 	@scripts/setup.sh
@@ -41,6 +43,12 @@ test:
 
 bench:
 	@QUICK=$(QUICK) scripts/bench.sh
+
+schedsim:
+	cargo run --release --locked -p schedsim -- experiment all --plot-dir Documentation/schedsim
+
+schedsim-bench:
+	cargo run --release --locked -p schedsim -- bench
 
 cargo-test:
 	cargo test --workspace

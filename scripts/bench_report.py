@@ -49,6 +49,8 @@ SCHED_METRICS = ["lb_count", "lb_count_newidle", "lb_imbalance",
                  "sched_goidle"]
 MAIN_METRIC = {"spin": "work_ratio", "pingpong": "rounds_per_s",
                "hackbench": "time_s"}
+# Fewest runs per state for "ranges apart" to be stated at all.
+MIN_RUNS_APART = 4
 # Which direction is better for a main metric.
 HIGHER_IS_BETTER = {"work_ratio": True, "rounds_per_s": True,
                     "time_s": False}
@@ -160,6 +162,10 @@ def fmt(v):
     return f"{v:.3f}" if abs(v) < 10 else f"{v:.2f}"
 
 
+def apart(clear):
+    return {True: "yes", False: "no", None: f"n<{MIN_RUNS_APART}"}[clear]
+
+
 def summarise(vals):
     return statistics.median(vals), min(vals), max(vals)
 
@@ -190,12 +196,17 @@ def rows_for(topo, eid, exp, conf_flag):
     for met in metrics:
         a = [r["m"][met] for r in off if met in r["m"]]
         b = [r["m"][met] for r in on if met in r["m"]]
-        if not a or not b:
+        if not a or not b or (met != main and not any(a) and not any(b)):
             continue
         ma, lo_a, hi_a = summarise(a)
         mb, lo_b, hi_b = summarise(b)
         ratio = mb / ma if ma else None
-        clear = hi_a < lo_b or hi_b < lo_a
+        # Two disjoint ranges mean something only with a few runs each: with
+        # 4 and 4 they happen by chance with probability 2/70 (about 3%).
+        if min(len(a), len(b)) < MIN_RUNS_APART:
+            clear = None
+        else:
+            clear = hi_a < lo_b or hi_b < lo_a
         rows.append({"topo": topo, "exp": eid, "flag": conf_flag, "metric": met,
                      "off": (ma, lo_a, hi_a), "on": (mb, lo_b, hi_b),
                      "ratio": ratio, "clear": clear, "n": (len(a), len(b)),
@@ -291,7 +302,7 @@ def main():
             r["topo"], r["exp"], "**" + r["metric"] + "**" if r["main"] else r["metric"], "",
             fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
             fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]),
-            fmt(r["ratio"]), "yes" if r["clear"] else "no"))
+            fmt(r["ratio"]), apart(r["clear"])))
     if cost:
         md += ["", "| rule | Rust instructions/call | 6.12 C instructions/call | Rust/C |",
                "|---|---|---|---|"]
@@ -316,7 +327,7 @@ def main():
                 rst.append("   {}, {}, {}, {}-{}, {}, {}-{}, {}, {}".format(
                     r["exp"], r["metric"], fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
                     fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]), fmt(r["ratio"]),
-                    "yes" if r["clear"] else "no"))
+                    apart(r["clear"])))
             rst.append("")
         if cost:
             rst += ["Instructions per call (callgrind)", "---------------------------------", "",

@@ -59,13 +59,17 @@ smoke_module module - /bin/hackbench -g 1 -l 5
 CONF
 echo 1 > "$smoke/reps"
 echo "SMT:2 MC:4 PKG:8" > "$smoke/test.domains"
-SLB_BENCH_DIR="$smoke" "$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs load cycle bench unload"
+SLB_BENCH_DIR="$smoke" "$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load cycle bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||
 	die "bench_report.py failed on the guest's smoke run (see above)"
 bench_rows=$(grep -c '^| test | smoke_' "$smoke/results.md" || true)
 [ "$bench_rows" -ge 3 ] || die "bench smoke: $bench_rows table rows, want at least 3 (see $smoke/results.md)"
+# 9 spinning threads on 8 CPUs must make the balancer run: a schedstat
+# delta of 0 would mean the counters are off or misread.
+grep -qE '^\| test \| smoke_spin \| lb_count \| [1-9]' "$smoke/results.md" ||
+	die "bench smoke: no load balancing counted during smoke_spin (schedstat deltas; see $smoke/results.md)"
 log "bench smoke: $bench_rows table rows"
 stage_end
 

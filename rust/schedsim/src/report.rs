@@ -101,20 +101,7 @@ pub fn to_json(r: &RunResult) -> String {
 /// The run as a human-readable table.
 pub fn to_table(r: &RunResult) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "schedsim: {} ({} CPUs), workload {}, flags [{}], seed {}, {:.0} ms",
-        r.topology,
-        r.nr_cpus,
-        r.workload,
-        if r.flags.is_empty() {
-            "defaults"
-        } else {
-            &r.flags
-        },
-        r.seed,
-        ms(r.duration_ns)
-    );
+    let _ = writeln!(o, "schedsim: {}, {:.0} ms", r.title(), ms(r.duration_ns));
     let _ = writeln!(
         o,
         "knobs: busy_factor {}, imbalance_pct above LLC {}, prefer_sibling {:?}, v5.9 active balance {}",

@@ -185,6 +185,25 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// "topology (N CPUs), workload, flags [..], seed S": the title of a
+    /// run in the table and the plot.
+    pub fn title(&self) -> String {
+        format!(
+            "{} ({} CPUs), {}, flags [{}], seed {}",
+            self.topology,
+            self.nr_cpus,
+            self.workload,
+            if self.flags.is_empty() {
+                "defaults"
+            } else {
+                &self.flags
+            },
+            self.seed
+        )
+    }
+}
+
+impl RunResult {
     /// min/max useful work over the tasks of `kind` (all tasks: None), in
     /// percent, as Guittot's rt-app measurement.
     pub fn min_max_ratio_pct(&self, kind: Option<&str>) -> f64 {

@@ -40,18 +40,7 @@ pub fn render(r: &RunResult) -> Result<String, String> {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W:.0}\" height=\"{height:.0}\" font-family=\"sans-serif\" font-size=\"12\">"
     );
     let _ = writeln!(o, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    let title = format!(
-        "{} ({} CPUs), {}, flags [{}], seed {}",
-        r.topology,
-        r.nr_cpus,
-        r.workload,
-        if r.flags.is_empty() {
-            "defaults"
-        } else {
-            &r.flags
-        },
-        r.seed
-    );
+    let title = r.title();
     let _ = writeln!(
         o,
         "<text x=\"{LEFT}\" y=\"20\" font-size=\"14\">{}</text>",
