@@ -6,11 +6,12 @@
  * active migrations", Mike Galbraith, 2016), where netperf TCP_RR's
  * client and server are such a pair: on an X5472 (pairs of cores sharing
  * an L2, sd_llc_size == 2) the idle-CPU balance kept pulling them apart.
- * Reports round trips, how often the two ran on different CPUs at a round
- * trip, and the pair's migrations (se.nr_migrations in /proc/PID/sched).
+ * Reports round trips, how often the two ran on different CPUs and on
+ * different LLCs at a round trip (the bouncing the thread was about), and
+ * the pair's migrations (se.nr_migrations in /proc/PID/sched).
  *
  * Usage: pingpong MILLISECONDS
- * Prints: rounds=N per_s=R apart=F migrations=M
+ * Prints: rounds=N per_s=R apart=F apart_llc=F migrations=M
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -44,6 +45,56 @@ static long nr_migrations(pid_t pid)
 	return v;
 }
 
+#define MAX_CPUS 256
+
+/*
+ * LLC of each CPU: the first CPU sharing its L3 (cache/index3/
+ * shared_cpu_list), else its package. Not cache/index3/id: QEMU reports
+ * one id per CPU there.
+ */
+static int llc_of[MAX_CPUS];
+
+static int first_cpu_in(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void read_llcs(void)
+{
+	char path[112];
+	int cpu;
+
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list",
+			 cpu);
+		llc_of[cpu] = first_cpu_in(path);
+		if (llc_of[cpu] >= 0)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+			 cpu);
+		llc_of[cpu] = first_cpu_in(path);
+		if (llc_of[cpu] < 0)
+			llc_of[cpu] = -1 - cpu;
+	}
+}
+
+static int other_llc(int a, int b)
+{
+	if (a < 0 || b < 0 || a >= MAX_CPUS || b >= MAX_CPUS)
+		return 0;
+	return llc_of[a] != llc_of[b];
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -55,7 +106,7 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
 	int ping[2], pong[2];
-	long ms, rounds = 0, apart = 0, m0, m1;
+	long ms, rounds = 0, apart = 0, apart_llc = 0, m0, m1;
 	double t0, limit;
 	pid_t child;
 	int cpu;
@@ -64,6 +115,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pingpong MILLISECONDS\n");
 		return 2;
 	}
+	read_llcs();
 	if (pipe(ping) || pipe(pong)) {
 		perror("pingpong: pipe");
 		return 1;
@@ -99,14 +151,17 @@ int main(int argc, char **argv)
 		}
 		cpu = sched_getcpu();
 		apart += c != (unsigned char)cpu;
+		apart_llc += other_llc(c, cpu);
 		rounds++;
 	}
 	m0 = nr_migrations(getpid());
 	m1 = nr_migrations(child);
 	close(ping[1]);
 	waitpid(child, NULL, 0);
-	printf("rounds=%ld per_s=%.0f apart=%.4f migrations=%ld\n", rounds,
-	       rounds / (now_s() - t0), rounds ? (double)apart / rounds : 0.0,
+	printf("rounds=%ld per_s=%.0f apart=%.4f apart_llc=%.4f migrations=%ld\n",
+	       rounds, rounds / (now_s() - t0),
+	       rounds ? (double)apart / rounds : 0.0,
+	       rounds ? (double)apart_llc / rounds : 0.0,
 	       m0 >= 0 && m1 >= 0 ? m0 + m1 : -1);
 	return 0;
 }

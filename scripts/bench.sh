@@ -19,6 +19,10 @@
 # Documentation/results/ (the generated tables and plots that
 # Documentation/results.rst includes).
 #
+# Knobs: SLB_BENCH_REPS (5), SLB_BENCH_TOPOLOGIES (all five),
+# SLB_BENCH_SETTLE (seconds between setting a state and measuring, 0.5),
+# SLB_BENCH_TIMEOUT (per guest, 1800 s), SLB_BENCH_OUT (.cache/bench).
+#
 # Needs the kernel of 'make run' (or 'make kernel'); builds the module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -132,6 +136,7 @@ for t in $topologies; do
 	cp -r "$out/guest" "$dir"
 	experiments_of "$t" > "$dir/conf"
 	echo "$reps" > "$dir/reps"
+	echo "${SLB_BENCH_SETTLE:-0.5}" > "$dir/settle"
 	echo "$(domains_of "$t")" > "$out/$t.domains"
 	SLB_BENCH_DIR="$dir" SLB_QEMU_EXTRA="$(extra_of "$t")" SLB_BOOT_TIMEOUT=${SLB_BENCH_TIMEOUT:-1800} \
 		"$SLB_ROOT/scripts/boot.sh" "bench-$t" "kunit bench" "$(smp_of "$t")" > "$out/$t.boot.txt" 2>&1 ||

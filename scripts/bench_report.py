@@ -91,7 +91,8 @@ def workload_metrics(out):
         m["time_s"] = float(hb.group(1))
         m["_kind"] = "hackbench"
     for key, name in (("ratio", "work_ratio"), ("per_s", "rounds_per_s"),
-                      ("apart", "apart"), ("migrations", "pair_migrations"),
+                      ("apart", "apart"), ("apart_llc", "apart_llc"),
+                      ("migrations", "pair_migrations"),
                       ("min_ms", "min_cpu_ms"), ("max_ms", "max_cpu_ms")):
         g = re.search(rf"\b{key}=([0-9.]+)", out)
         if g:
@@ -187,7 +188,7 @@ def rows_for(topo, eid, exp, conf_flag):
     if main:
         metrics.append(main)
     extra = {"spin": ["min_cpu_ms", "max_cpu_ms"],
-             "pingpong": ["apart", "pair_migrations"]}.get(kind, [])
+             "pingpong": ["apart", "apart_llc", "pair_migrations"]}.get(kind, [])
     metrics += extra + ["wall_s"] + SCHED_METRICS
     ctrs = sorted({k for r in off + on for k in r["m"]
                    if k.startswith(("steal_", "sis_select_"))})
