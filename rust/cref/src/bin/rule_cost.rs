@@ -55,21 +55,16 @@ const RULES: [&str; 8] = [
     "balance_interval",
 ];
 
-fn hz250() -> &'static cref::HzRef {
-    cref::HZ_REFS
-        .iter()
-        .find(|r| r.hz == 250)
-        .expect("build.rs compiles HZ=250")
-}
-
 /// Runs `iters` calls; returns a checksum so nothing is optimised away.
 fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
     let mut rng = Rng(0x5eed);
     let mut sum = 0u64;
     macro_rules! go {
         ($gen:expr, $rust:expr, $c:expr) => {{
-            let rust_fn = black_box($rust);
-            let c_fn = black_box($c);
+            // Function pointers, so neither body is inlined into the loop
+            // (a closure's type would let the compiler see through it).
+            let rust_fn = black_box(($rust) as fn(_) -> u64);
+            let c_fn = black_box(($c) as fn(_) -> u64);
             for _ in 0..iters {
                 let args = $gen(&mut rng);
                 let r: u64 = match mode {
@@ -154,7 +149,7 @@ fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
             |r: &mut Rng| ((r.next() % 100_000) as u32, 0u32, 0u32),
             |(m, _, _): (u32, u32, u32)| jiffies::msecs_to_jiffies(m, 250),
             // SAFETY: as above.
-            |(m, _, _): (u32, u32, u32)| unsafe { (hz250().msecs_to_jiffies)(m) }
+            |(m, _, _): (u32, u32, u32)| unsafe { cref::ref_msecs_to_jiffies_hz250(m) }
         ),
         "balance_interval" => go!(
             |r: &mut Rng| (1 + (r.next() % 256) as u32, 16u32, (r.next() & 1) as u32),
@@ -170,7 +165,7 @@ fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
             ),
             // SAFETY: as above.
             |(b, f, busy): (u32, u32, u32)| unsafe {
-                (hz250().balance_interval)(b, f, busy as i32, 25, true)
+                cref::ref_balance_interval_hz250(b, f, busy as i32, 25, true)
             }
         ),
         _ => return None,
