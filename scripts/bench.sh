@@ -137,7 +137,7 @@ for t in $topologies; do
 	experiments_of "$t" > "$dir/conf"
 	echo "$reps" > "$dir/reps"
 	echo "${SLB_BENCH_SETTLE:-0.5}" > "$dir/settle"
-	echo "$(domains_of "$t")" > "$out/$t.domains"
+	domains_of "$t" > "$out/$t.domains"
 	SLB_BENCH_DIR="$dir" SLB_QEMU_EXTRA="$(extra_of "$t")" SLB_BOOT_TIMEOUT=${SLB_BENCH_TIMEOUT:-1800} \
 		"$SLB_ROOT/scripts/boot.sh" "bench-$t" "kunit bench" "$(smp_of "$t")" > "$out/$t.boot.txt" 2>&1 ||
 		{ tail -20 "$out/$t.boot.txt" >&2; die "bench guest $t failed"; }

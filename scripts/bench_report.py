@@ -179,7 +179,7 @@ def experiments(runs):
     return exps
 
 
-def rows_for(topo, eid, exp, conf_flag):
+def rows_for(topo, eid, exp):
     """Table rows of one experiment: one per metric."""
     off, on = exp["off"], exp["on"]
     kind = next((r["m"].get("_kind") for r in off + on if r["m"].get("_kind")), "?")
@@ -208,19 +208,20 @@ def rows_for(topo, eid, exp, conf_flag):
             clear = None
         else:
             clear = hi_a < lo_b or hi_b < lo_a
-        rows.append({"topo": topo, "exp": eid, "flag": conf_flag, "metric": met,
+        rows.append({"topo": topo, "exp": eid, "metric": met,
                      "off": (ma, lo_a, hi_a), "on": (mb, lo_b, hi_b),
                      "ratio": ratio, "clear": clear, "n": (len(a), len(b)),
                      "main": met == main})
     return rows
 
 
-def svg_plot(topo, rows, path):
+def svg_plot(topo, rows):
     """Horizontal bars: on/off ratio of each experiment's main metric, with
-    the spread as whiskers (min_on/max_off .. max_on/min_off)."""
+    the spread as whiskers (min_on/max_off .. max_on/min_off). None when no
+    experiment has a ratio to show."""
     mains = [r for r in rows if r["main"] and r["ratio"] is not None]
     if not mains:
-        return False
+        return None
     w, bar_h, left, top = 640, 26, 230, 40
     h = top + bar_h * len(mains) + 50
     lo_lim = min(0.5, min(r["on"][1] / r["off"][2] for r in mains if r["off"][2]) * 0.95)
@@ -247,9 +248,7 @@ def svg_plot(topo, rows, path):
         out.append(f'<text x="{x(v) - 12:.1f}" y="{h - 22}">{v:.2f}</text>')
     out.append(f'<text x="{left}" y="{h - 6}">green: better with the flag on; red: worse</text>')
     out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
-    return True
+    return "\n".join(out) + "\n"
 
 
 def main():
@@ -281,12 +280,14 @@ def main():
             if r["rc"] != 0:
                 problems.append(f"{topo}: {r['id']} {r['state']} rep {r['rep']} exited {r['rc']}: {r['out'][:120]}")
         for eid, exp in experiments(runs).items():
-            all_rows += rows_for(topo, eid, exp, "")
-        for d in a.svg_dir:
-            os.makedirs(d, exist_ok=True)
-            if svg_plot(topo, [r for r in all_rows if r["topo"] == topo], os.path.join(d, f"{topo}.svg")):
-                if d == a.svg_dir[-1]:
-                    plots.append(topo)
+            all_rows += rows_for(topo, eid, exp)
+        svg = svg_plot(topo, [r for r in all_rows if r["topo"] == topo])
+        if svg and a.svg_dir:
+            plots.append(topo)
+            for d in a.svg_dir:
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, f"{topo}.svg"), "w") as f:
+                    f.write(svg)
 
     cost = []
     if a.rule_cost:
@@ -299,8 +300,8 @@ def main():
     md = ["| topology | experiment | metric | off: median [min-max] | on: median [min-max] | on/off | ranges apart |",
           "|---|---|---|---|---|---|---|"]
     for r in all_rows:
-        md.append("| {} | {} | {}{} | {} [{}-{}] | {} [{}-{}] | {} | {} |".format(
-            r["topo"], r["exp"], "**" + r["metric"] + "**" if r["main"] else r["metric"], "",
+        md.append("| {} | {} | {} | {} [{}-{}] | {} [{}-{}] | {} | {} |".format(
+            r["topo"], r["exp"], "**" + r["metric"] + "**" if r["main"] else r["metric"],
             fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
             fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]),
             fmt(r["ratio"]), apart(r["clear"])))
