@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test bench schedsim schedsim-bench \
+.PHONY: help setup kernel module run test bench bench-hooks schedsim schedsim-bench \
 	cargo-test script-test checkpatch check-series fmt clean distclean
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
+	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~10 min)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
 	@echo "make schedsim-bench  the simulator's speed budget (224 CPUs, 10 s simulated)"
 
@@ -43,6 +44,9 @@ test:
 
 bench:
 	@QUICK=$(QUICK) scripts/bench.sh
+
+bench-hooks:
+	@HOOKS=1 scripts/bench.sh
 
 schedsim:
 	cargo run --release --locked -p schedsim -- experiment all --plot-dir Documentation/schedsim

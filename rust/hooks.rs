@@ -37,24 +37,37 @@ struct OpsTable(bindings::sched_lb_ops);
 // pointer in it refers to `'static` data or code.
 unsafe impl Sync for OpsTable {}
 
+/// `Some(callback)`, or `None` where the build left the hook out with
+/// `--cfg NAME` (`SLB_HOOKS_OFF` in `Kbuild`, used only by `make
+/// bench-hooks`); the kernel then runs its stock C at that call site.
+macro_rules! callback {
+    ($left_out:ident, $f:expr) => {
+        if cfg!($left_out) {
+            None
+        } else {
+            Some($f)
+        }
+    };
+}
+
 static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
     abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
     // The C side checks this against its own sizeof(): a module built
     // against another layout is refused at registration.
     size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
     name: c"sched_lb_rs".as_ptr().cast(),
-    idle_cpus_balanced: Some(idle_cpus_balanced),
-    detach_skip: Some(detach_skip),
-    avg_load_balanced: Some(avg_load_balanced),
-    balance_interval: Some(balance_interval),
-    newidle_stop: Some(newidle_stop),
-    sis_select: Some(sis_select),
-    sis_account: Some(sis_account),
-    steal: Some(steal),
+    idle_cpus_balanced: callback!(slb_no_hook_idle_cpus_balanced, idle_cpus_balanced),
+    detach_skip: callback!(slb_no_hook_detach_skip, detach_skip),
+    avg_load_balanced: callback!(slb_no_hook_avg_load_balanced, avg_load_balanced),
+    balance_interval: callback!(slb_no_hook_balance_interval, balance_interval),
+    newidle_stop: callback!(slb_no_hook_newidle_stop, newidle_stop),
+    sis_select: callback!(slb_no_hook_sis_select, sis_select),
+    sis_account: callback!(slb_no_hook_sis_select, sis_account),
+    steal: callback!(slb_no_hook_steal, steal),
 });
 
 /// The table this module registers, for the KUnit suites.
-#[cfg(CONFIG_KUNIT)]
+#[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
 pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
     &OPS.0
 }

@@ -10,12 +10,13 @@
 //!
 //! Built out of tree with the top-level `Kbuild` against a kernel carrying
 //! the series (`CONFIG_SCHED_LB_HOOKS=y`). With `CONFIG_KUNIT` the module
-//! also carries the KUnit suites, which run when it is loaded.
+//! also carries the KUnit suites, which run when it is loaded (unless
+//! built with `SLB_KUNIT=n`, as `make bench-hooks` does).
 
 use kernel::prelude::*;
 
 mod hooks;
-#[cfg(CONFIG_KUNIT)]
+#[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
 mod kunit;
 
 /// The pure rules, the same files `cargo test` checks in `rust/policy`.

@@ -19,6 +19,14 @@
 # Documentation/results/ (the generated tables and plots that
 # Documentation/results.rst includes).
 #
+# HOOKS=1 (make bench-hooks) asks where the cost of loading the module
+# comes from: on smt2, hackbench with no module against builds of it that
+# leave hooks out of the table (Kbuild's SLB_HOOKS_OFF) and run no KUnit at
+# load (SLB_KUNIT=n): every hook, none (static key on, arguments built,
+# stock C), each hook that runs with the default flags alone, and the
+# module as 'make module' builds it. Writes .cache/bench-hooks/ and
+# Documentation/results/hooks.rst (with its plot in results/hooks/).
+#
 # Knobs: SLB_BENCH_REPS (5), SLB_BENCH_TOPOLOGIES (all five),
 # SLB_BENCH_SETTLE (seconds between setting a state and measuring, 0.5),
 # SLB_BENCH_TIMEOUT (per guest, 1800 s), SLB_BENCH_OUT (.cache/bench).
@@ -28,7 +36,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 quick=${QUICK:-0}
-out=${SLB_BENCH_OUT:-$SLB_CACHE/bench}
+hooks=${HOOKS:-0}
+out=${SLB_BENCH_OUT:-$SLB_CACHE/bench$([ "$hooks" = 1 ] && echo -hooks)}
 kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
 need_tool valgrind
 need_tool python3
@@ -45,11 +54,50 @@ else
 	reps=${SLB_BENCH_REPS:-5} spin_ms=4000 pp_ms=3000 hb_loops=80
 	topologies=${SLB_BENCH_TOPOLOGIES:-guittot x5472 smt2 smt4 numa2}
 fi
+[ "$hooks" = 1 ] && topologies=smt2
+
+# The callbacks that run with every flag at its default (sis_select and
+# steal only run with SIS_PROP/SIS_FOLD or STEAL on).
+default_hooks="idle_cpus_balanced detach_skip avg_load_balanced balance_interval newidle_stop"
+all_hooks="$default_hooks sis_select steal"
+# hook_variants: NAME and the hooks it leaves out, one per line.
+hook_variants() {
+	echo "all -"
+	echo "none $all_hooks"
+	local h
+	for h in $default_hooks; do
+		echo "only_$h $(tr ' ' '\n' <<< "$all_hooks" | grep -vx "$h" | paste -sd' ')"
+	done
+}
+build_hook_variants() {
+	local name off src
+	while read -r name off; do
+		src="$out/variants/$name"
+		mkdir -p "$src/rust/policy" "$src/kunit"
+		cp "$SLB_ROOT/Kbuild" "$src/"
+		cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$src/rust/"
+		cp -r "$SLB_ROOT/rust/policy/src" "$src/rust/policy/"
+		cp "$SLB_ROOT"/kunit/*.c "$src/kunit/"
+		[ "$off" = - ] && off=""
+		kmake -C "${KDIR:-$SLB_OUT}" M="$src" SLB_HOOKS_OFF="$off" SLB_KUNIT=n modules \
+			> "$src/build.log" 2>&1 ||
+			{ tail -20 "$src/build.log" >&2; die "module variant $name failed to build (log: $src/build.log)"; }
+		cp "$src/sched_lb_rs.ko" "$1/$name.ko"
+		log "variant $name: hooks left out: ${off:-none}"
+	done < <(hook_variants)
+}
 
 stage "bench: guest workloads"
 bench_tools "$out/guest"
 stage_end
 
+if [ "$hooks" = 1 ]; then
+	stage "bench: module variants"
+	build_hook_variants "$out/guest"
+	stage_end
+fi
+
+[ "$hooks" = 1 ] || {
 stage "bench: instructions per rule call (callgrind)"
 (cd "$SLB_ROOT" && cargo build --release --locked -q -p sched-lb-cref --bin rule_cost)
 rc_bin="$SLB_ROOT/target/release/rule_cost"
@@ -65,6 +113,7 @@ for rule in idle_cpus detach_skip avg_load newidle_stop sis_update_cost sis_prop
 done
 cat "$out/rule_cost.txt"
 stage_end
+}
 
 # topology -> QEMU -smp, extra QEMU arguments, the domain levels and spans
 # cpu0 must have (checked by bench_report.py), and the experiments.
@@ -108,6 +157,11 @@ experiments_of() {
 		echo "buddy_idle_cpus flag BALANCE_IDLE_CPUS $pp $pp_ms"
 		;;
 	smt2)
+		if [ "$hooks" = 1 ]; then
+			echo "hooks_as_built module - $hb"
+			hook_variants | while read -r name _; do echo "hooks_$name module $name $hb"; done
+			return
+		fi
 		echo "hook_overhead module - $hb"
 		echo "hb_sis_prop flag SIS_PROP $hb"
 		[ "$quick" = 1 ] && return
@@ -146,9 +200,13 @@ for t in $topologies; do
 done
 
 stage "bench: report"
-report=(python3 "$SLB_ROOT/scripts/bench_report.py" --rule-cost "$out/rule_cost.txt"
+report=(python3 "$SLB_ROOT/scripts/bench_report.py"
 	--domains-dir "$out" --md "$out/results.md" --svg-dir "$out/svg")
-if [ "$quick" != 1 ]; then
+[ -f "$out/rule_cost.txt" ] && report+=(--rule-cost "$out/rule_cost.txt")
+if [ "$hooks" = 1 ]; then
+	report+=(--rst "$SLB_ROOT/Documentation/results/hooks.rst"
+		--svg-dir "$SLB_ROOT/Documentation/results/hooks" --rst-images results/hooks)
+elif [ "$quick" != 1 ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/generated.rst"
 		--svg-dir "$SLB_ROOT/Documentation/results")
 fi

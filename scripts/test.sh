@@ -47,6 +47,15 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
+# Kbuild's knob for make bench-hooks refuses a hook it does not know,
+# before it builds anything.
+if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" SLB_HOOKS_OFF=no_such_hook modules \
+	> "$SLB_LOGS/bad-hook.log" 2>&1 ||
+	! grep -q "SLB_HOOKS_OFF: unknown hook(s) 'no_such_hook'" "$SLB_LOGS/bad-hook.log"; then
+	cat "$SLB_LOGS/bad-hook.log" >&2
+	die "Kbuild accepted SLB_HOOKS_OFF=no_such_hook, or refused it without naming it"
+fi
+script_pass=$((script_pass + 1))
 # A short run of the benchmark harness (make bench) checks that its guest
 # workloads, guest step and report work; the numbers are not looked at.
 smoke="$SLB_CACHE/bench-smoke"
