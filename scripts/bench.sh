@@ -37,7 +37,9 @@ set -euo pipefail
 
 quick=${QUICK:-0}
 hooks=${HOOKS:-0}
-out=${SLB_BENCH_OUT:-$SLB_CACHE/bench$([ "$hooks" = 1 ] && echo -hooks)}
+out_default=$SLB_CACHE/bench
+[ "$hooks" = 1 ] && out_default=$SLB_CACHE/bench-hooks
+out=${SLB_BENCH_OUT:-$out_default}
 kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
 need_tool valgrind
 need_tool python3
