@@ -29,7 +29,8 @@
 #
 # Knobs: SLB_BENCH_REPS (5), SLB_BENCH_TOPOLOGIES (all five),
 # SLB_BENCH_SETTLE (seconds between setting a state and measuring, 0.5),
-# SLB_BENCH_TIMEOUT (per guest, 1800 s), SLB_BENCH_OUT (.cache/bench).
+# SLB_BENCH_TIMEOUT (per guest, 1800 s), SLB_BENCH_OUT (.cache/bench, or
+# .cache/bench-hooks with HOOKS=1).
 #
 # Needs the kernel of 'make run' (or 'make kernel'); builds the module.
 set -euo pipefail
