@@ -208,7 +208,8 @@ report=(python3 "$SLB_ROOT/scripts/bench_report.py"
 [ -f "$out/rule_cost.txt" ] && report+=(--rule-cost "$out/rule_cost.txt")
 if [ "$hooks" = 1 ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/hooks.rst"
-		--svg-dir "$SLB_ROOT/Documentation/results/hooks" --rst-images results/hooks)
+		--svg-dir "$SLB_ROOT/Documentation/results/hooks" --rst-images results/hooks
+		--made-by "make bench-hooks")
 elif [ "$quick" != 1 ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/generated.rst"
 		--svg-dir "$SLB_ROOT/Documentation/results")
