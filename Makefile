@@ -22,7 +22,7 @@ help:
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
-	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~10 min)"
+	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~7 min)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
 	@echo "make schedsim-bench  the simulator's speed budget (224 CPUs, 10 s simulated)"
 
