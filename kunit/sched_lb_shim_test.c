@@ -9,6 +9,8 @@
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
+#include <linux/limits.h>
 #include <linux/module.h>
 #include <linux/sched/lb_hooks.h>
 
@@ -86,11 +88,127 @@ static void register_refuses_second_table(struct kunit *test)
 		sched_lb_ops_unregister(&other);
 }
 
+/*
+ * The kernel trusts nothing a module returns: a table whose balance
+ * interval is out of [1, max_load_balance_interval] gets the stock
+ * interval instead, and each refusal is counted.
+ */
+static u64 interval_zero(const struct sched_lb_interval_args *args)
+{
+	return 0;
+}
+
+static u64 interval_huge(const struct sched_lb_interval_args *args)
+{
+	return U64_MAX;
+}
+
+static u64 interval_five(const struct sched_lb_interval_args *args)
+{
+	return 5;
+}
+
+#define TABLE(fn, member) {					\
+	.abi_version = SCHED_LB_HOOKS_ABI_VERSION,		\
+	.size = sizeof(struct sched_lb_ops),			\
+	.name = "kunit-" #fn,					\
+	.member = fn,						\
+}
+
+static void interval_out_of_range_refused(struct kunit *test)
+{
+	static const struct sched_lb_ops none = {
+		.abi_version = SCHED_LB_HOOKS_ABI_VERSION,
+		.size = sizeof(none),
+		.name = "kunit-stock",
+	};
+	static const struct sched_lb_ops zero = TABLE(interval_zero, balance_interval);
+	static const struct sched_lb_ops huge = TABLE(interval_huge, balance_interval);
+	static const struct sched_lb_ops five = TABLE(interval_five, balance_interval);
+	struct sched_lb_interval_args args = {
+		.balance_interval_ms = 8,
+		.busy_factor = 16,
+		.max_interval_jiffies = 100,
+		.hz = HZ,
+		.cpu_busy = true,
+		.busy_dec = true,
+	};
+	int before = sched_lb_test_violations("balance_interval");
+	unsigned long stock = sched_lb_test_balance_interval(&none, &args);
+
+	KUNIT_ASSERT_GE(test, before, 0);
+	KUNIT_EXPECT_GE(test, stock, 1UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_balance_interval(&zero, &args), stock);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_balance_interval(&huge, &args), stock);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("balance_interval"),
+			before + 2);
+	/* An answer in range is the policy's, and costs nothing. */
+	KUNIT_EXPECT_EQ(test, sched_lb_test_balance_interval(&five, &args), 5UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("balance_interval"),
+			before + 2);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("no_such_hook"), -ENOENT);
+}
+
+static void streak_jump(struct sched_lb_streak_args *args)
+{
+	args->failures += 2;
+	args->stamp_jiffies = args->now_jiffies;
+}
+
+static void streak_future(struct sched_lb_streak_args *args)
+{
+	args->failures = 0;
+	args->stamp_jiffies = args->now_jiffies + 1;
+}
+
+static void streak_past(struct sched_lb_streak_args *args)
+{
+	args->stamp_jiffies -= 1;
+}
+
+static void streak_count(struct sched_lb_streak_args *args)
+{
+	args->failures += 1;
+	args->stamp_jiffies = args->now_jiffies;
+}
+
+/*
+ * NEWIDLE_BACKOFF's streak: the kernel keeps an answer only if counting
+ * and aging could give it, at most one failure more and a stamp between
+ * the old one and now, and leaves the streak alone otherwise.
+ */
+static void streak_out_of_range_refused(struct kunit *test)
+{
+	static const struct sched_lb_ops jump = TABLE(streak_jump, newidle_account);
+	static const struct sched_lb_ops future = TABLE(streak_future, newidle_account);
+	static const struct sched_lb_ops past = TABLE(streak_past, newidle_account);
+	static const struct sched_lb_ops count = TABLE(streak_count, newidle_account);
+	int before = sched_lb_test_violations("newidle_account");
+	unsigned long stamp = 1000;
+	unsigned int failures = 7;
+
+	KUNIT_ASSERT_GE(test, before, 0);
+	sched_lb_test_newidle_streak(&jump, &failures, &stamp, 1005, false);
+	sched_lb_test_newidle_streak(&future, &failures, &stamp, 1005, false);
+	sched_lb_test_newidle_streak(&past, &failures, &stamp, 1005, false);
+	KUNIT_EXPECT_EQ(test, failures, 7U);
+	KUNIT_EXPECT_EQ(test, stamp, 1000UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_account"),
+			before + 3);
+	sched_lb_test_newidle_streak(&count, &failures, &stamp, 1005, false);
+	KUNIT_EXPECT_EQ(test, failures, 8U);
+	KUNIT_EXPECT_EQ(test, stamp, 1005UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_account"),
+			before + 3);
+}
+
 static struct kunit_case sched_lb_shim_cases[] = {
 	KUNIT_CASE(idle_cpus_flag_on_off_llc2),
 	KUNIT_CASE(idle_cpus_flag_on_off_llc4),
 	KUNIT_CASE(register_rejects_abi_mismatch),
 	KUNIT_CASE(register_refuses_second_table),
+	KUNIT_CASE(interval_out_of_range_refused),
+	KUNIT_CASE(streak_out_of_range_refused),
 	{}
 };
 

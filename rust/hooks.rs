@@ -4,13 +4,31 @@
 //!
 //! The types come from bindgen (`kernel::bindings`), never from a copy: the
 //! series adds the header to `rust/bindings/bindings_helper.h`. Each
-//! `extern "C"` callback converts its argument struct into plain values,
-//! calls one pure function of `crate::policy` and converts the answer back.
-//! Nothing here sleeps, allocates or locks: the callbacks run inside the
-//! load balancer with preemption disabled. The only state is a pair of
-//! statistics counters per hook, published in debugfs.
+//! `extern "C"` callback copies its argument struct out, calls the pure
+//! functions of `crate::policy` and writes the answer back. Nothing here
+//! sleeps, allocates or locks: the callbacks run inside the load balancer
+//! with preemption disabled. The one exception is `steal`, whose
+//! `steal_from` callback into the kernel drops this CPU's runqueue lock and
+//! takes the victim's (the header states the contract).
+//!
+//! Three rules keep the Rust side sound while the kernel runs around it:
+//!
+//! - The argument struct is read once, by value. Callbacks into the kernel
+//!   get the raw pointer back and may read it; no Rust reference into it
+//!   is alive across such a call, and the out fields are written through
+//!   the raw pointer at the end.
+//! - CPU masks and STEAL's sparsemask are memory that other CPUs write at
+//!   any time (`set_bit()` on a 1 <-> 2 crossing, a steal clearing its
+//!   victim's bit in the middle of our walk, hotplug rewriting a span):
+//!   they are read as `[AtomicU64]` with relaxed loads, the Rust form of
+//!   `READ_ONCE()`, never as `&[u64]`.
+//! - The kernel checks every number it gets back (see the header), so a
+//!   bug here costs a refused answer, not a corrupted runqueue.
+//!
+//! The only state is a pair of statistics counters per hook, published in
+//! debugfs.
 
-use core::ffi::{c_int, c_void, CStr};
+use core::ffi::{c_int, CStr};
 use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,6 +37,7 @@ use kernel::prelude::*;
 
 use crate::policy::balance_interval::{self, IntervalInput};
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
+use crate::policy::newidle_streak::{self, Streak};
 use crate::policy::newidle_walk::{self, WalkStep};
 use crate::policy::sis_select::{bit_is_set, IdleView};
 use crate::policy::steal::{self, StealInput, StealOutcome};
@@ -39,13 +58,19 @@ unsafe impl Sync for OpsTable {}
 
 /// `Some(callback)`, or `None` where the build left the hook out with
 /// `--cfg NAME` (`SLB_HOOKS_OFF` in `Kbuild`, used only by `make
-/// bench-hooks`); the kernel then runs its stock C at that call site.
+/// bench-hooks`); the kernel then runs its stock C at that call site. With
+/// `--cfg slb_hostile` (`SLB_HOSTILE=1`) the callback is the hostile twin
+/// from `crate::hostile`, which answers out of range on purpose.
 macro_rules! callback {
-    ($left_out:ident, $f:expr) => {
+    ($left_out:ident, $f:ident) => {
         if cfg!($left_out) {
             None
         } else {
-            Some($f)
+            #[cfg(not(slb_hostile))]
+            let f = $f;
+            #[cfg(slb_hostile)]
+            let f = crate::hostile::$f;
+            Some(f)
         }
     };
 }
@@ -61,6 +86,7 @@ static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
     avg_load_balanced: callback!(slb_no_hook_avg_load_balanced, avg_load_balanced),
     balance_interval: callback!(slb_no_hook_balance_interval, balance_interval),
     newidle_stop: callback!(slb_no_hook_newidle_stop, newidle_stop),
+    newidle_account: callback!(slb_no_hook_newidle_stop, newidle_account),
     sis_select: callback!(slb_no_hook_sis_select, sis_select),
     sis_account: callback!(slb_no_hook_sis_select, sis_account),
     steal: callback!(slb_no_hook_steal, steal),
@@ -77,7 +103,7 @@ pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
 /// debugfs so a run can show that its hooks were exercised. One shared
 /// cache line per hook is fine at load-balance rates; `fetch_add` wraps,
 /// which after 2^64 calls is harmless for a statistic.
-struct HookStats {
+pub(crate) struct HookStats {
     calls: AtomicU64,
     hits: AtomicU64,
 }
@@ -90,7 +116,7 @@ impl HookStats {
         }
     }
 
-    fn record(&self, hit: bool) -> bool {
+    pub(crate) fn record(&self, hit: bool) -> bool {
         if !in_kunit_test() {
             self.calls.fetch_add(1, Ordering::Relaxed);
             if hit {
@@ -104,9 +130,11 @@ impl HookStats {
 static IDLE_CPUS: HookStats = HookStats::new();
 static DETACH: HookStats = HookStats::new();
 static AVG_LOAD: HookStats = HookStats::new();
-static INTERVAL: HookStats = HookStats::new();
+pub(crate) static INTERVAL: HookStats = HookStats::new();
 static NEWIDLE: HookStats = HookStats::new();
-static SIS: HookStats = HookStats::new();
+/// `calls`: newidle attempts and pulls accounted; `true`: the pulls.
+pub(crate) static STREAK: HookStats = HookStats::new();
+pub(crate) static SIS: HookStats = HookStats::new();
 /// What the SIS scans that visited at least one CPU cost, as the shim timed
 /// them: how many, total nanoseconds, total CPUs or cores visited. Calls
 /// whose budget was zero (SIS_UTIL: overloaded) are only in `calls`.
@@ -116,17 +144,18 @@ static SIS_LOOPS: AtomicU64 = AtomicU64::new(0);
 /// STEAL: `calls` counts CPUs about to idle-balance that asked, `true` the
 /// ones the policy let try (Sistare's "tried"); then how many victims were
 /// tried and how many steals succeeded.
-static STEAL: HookStats = HookStats::new();
+pub(crate) static STEAL: HookStats = HookStats::new();
 static STEAL_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
 static STEAL_STOLEN: AtomicU64 = AtomicU64::new(0);
 
 /// Every hook's counters, with the debugfs directory name of each.
-static STATS: [(&CStr, &HookStats); 7] = [
+static STATS: [(&CStr, &HookStats); 8] = [
     (c"idle_cpus_balanced", &IDLE_CPUS),
     (c"detach_skip", &DETACH),
     (c"avg_load_balanced", &AVG_LOAD),
     (c"balance_interval", &INTERVAL),
     (c"newidle_stop", &NEWIDLE),
+    (c"newidle_account", &STREAK),
     (c"sis_select", &SIS),
     (c"steal", &STEAL),
 ];
@@ -139,9 +168,11 @@ static STATS: [(&CStr, &HookStats); 7] = [
 /// `args` points to a valid argument struct, which the C shim builds on
 /// its stack for the duration of the call. The same holds for every
 /// callback below.
-unsafe extern "C" fn idle_cpus_balanced(args: *const bindings::sched_lb_idle_cpus_args) -> bool {
+pub(crate) unsafe extern "C" fn idle_cpus_balanced(
+    args: *const bindings::sched_lb_idle_cpus_args,
+) -> bool {
     // SAFETY: the caller guarantees `args` is valid for reads (see above).
-    let a = unsafe { &*args };
+    let a = unsafe { args.read() };
     let flags = IdleCpusFlags {
         balance_idle_cpus: a.balance_idle_cpus,
         balance_idle_llc2: a.balance_idle_llc2,
@@ -155,9 +186,9 @@ unsafe extern "C" fn idle_cpus_balanced(args: *const bindings::sched_lb_idle_cpu
 }
 
 /// Seed 001, patch 1: the `migrate_load` test of `detach_tasks()`.
-unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
+pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { &*args };
+    let a = unsafe { args.read() };
     DETACH.record(detach_load::decide(
         a.load,
         a.imbalance,
@@ -168,9 +199,11 @@ unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) ->
 }
 
 /// Seed 001, patch 2: the `imbalance_pct` test.
-unsafe extern "C" fn avg_load_balanced(args: *const bindings::sched_lb_avg_load_args) -> bool {
+pub(crate) unsafe extern "C" fn avg_load_balanced(
+    args: *const bindings::sched_lb_avg_load_args,
+) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { &*args };
+    let a = unsafe { args.read() };
     AVG_LOAD.record(avg_load::avg_load_balanced(
         a.busiest_avg_load,
         a.local_avg_load,
@@ -179,9 +212,11 @@ unsafe extern "C" fn avg_load_balanced(args: *const bindings::sched_lb_avg_load_
 }
 
 /// Seed 001, patches 3 and 4: `get_sd_balance_interval()`.
-unsafe extern "C" fn balance_interval(args: *const bindings::sched_lb_interval_args) -> u64 {
+pub(crate) unsafe extern "C" fn balance_interval(
+    args: *const bindings::sched_lb_interval_args,
+) -> u64 {
     // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { &*args };
+    let a = unsafe { args.read() };
     INTERVAL.record(a.cpu_busy);
     balance_interval::sd_balance_interval_jiffies(IntervalInput {
         balance_interval_ms: a.balance_interval_ms,
@@ -194,9 +229,9 @@ unsafe extern "C" fn balance_interval(args: *const bindings::sched_lb_interval_a
 }
 
 /// Seeds 003 and 004: where the newidle walk stops.
-unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
+pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { &*args };
+    let a = unsafe { args.read() };
     NEWIDLE.record(newidle_walk::stop_at_domain(WalkStep {
         avg_idle_ns: a.avg_idle_ns,
         curr_cost_ns: a.curr_cost_ns,
@@ -208,135 +243,221 @@ unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) 
     }))
 }
 
-// cpumask words are `unsigned long`; the policy reads them as `u64`.
+/// Seed 003: the failure streak `newidle_stop` backs off on, after each
+/// newidle attempt and each pull to the CPU.
+unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
+    // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
+    // the out fields; nothing else holds the struct during the call.
+    let a = unsafe { &mut *args };
+    STREAK.record(a.pulled);
+    let s = newidle_streak::account(
+        Streak {
+            failures: a.failures,
+            stamp_jiffies: a.stamp_jiffies,
+        },
+        a.now_jiffies,
+        a.pulled,
+    );
+    a.failures = s.failures;
+    a.stamp_jiffies = s.stamp_jiffies;
+}
+
+// cpumask words are `unsigned long`; the policy reads them as 64-bit words.
 const _: () = assert!(
     usize::BITS == u64::BITS,
     "sched_lb_rs assumes 64-bit cpumask words"
 );
 
-/// A cpumask's words as the policy sees them.
-///
-/// # Safety
-///
-/// `bits` points to a cpumask of at least `nbits` bits that outlives the
-/// returned slice. The bindings give `unsigned long` as `usize`, which is
-/// 64 bits on every architecture this module is built for, so the words
-/// are `u64`.
-unsafe fn cpumask_words<'a>(bits: *const usize, nbits: u32) -> &'a [u64] {
-    // SAFETY: a cpumask of `nbits` bits has this many words.
-    unsafe { words(bits, nbits.div_ceil(u64::BITS)) }
+/// Words of a cpumask of `nbits` bits.
+fn cpumask_words(nbits: u32) -> u32 {
+    nbits.div_ceil(u64::BITS)
 }
 
-/// `nwords` `unsigned long`s as `u64`s.
+/// `nwords` bitmap words that other CPUs may write while they are read.
+///
+/// The lifetime is the caller's to tie: every caller below returns the
+/// slice from a method of a type whose invariants say how long the memory
+/// lives, so no slice outlives the call it was made for.
 ///
 /// # Safety
 ///
-/// `bits` is NULL or points to `nwords` words that outlive the slice.
-unsafe fn words<'a>(bits: *const usize, nwords: u32) -> &'a [u64] {
+/// `bits` is NULL (the slice is then empty) or points to `nwords` aligned
+/// `unsigned long`s that stay allocated for `'a`. Other CPUs may change
+/// them only with atomic bit operations or word-sized stores, which is how
+/// the kernel writes cpumasks and sparsemasks.
+unsafe fn shared_words<'a>(bits: *const usize, nwords: u32) -> &'a [AtomicU64] {
     if bits.is_null() || nwords == 0 {
         return &[];
     }
-    // SAFETY: see the function's contract; `usize` is `u64` here (checked
-    // above).
-    unsafe { core::slice::from_raw_parts(bits.cast::<u64>(), nwords as usize) }
+    // SAFETY: see the function's contract; `AtomicU64` has the size and
+    // alignment of `u64`, which is `unsigned long` here (checked above),
+    // and atomic loads of memory other CPUs write are what it is for.
+    unsafe { core::slice::from_raw_parts(bits.cast::<AtomicU64>(), nwords as usize) }
 }
 
-/// The scan's view of idle state: the affinity from the mask the shim
-/// built, idleness from the kernel's `__select_idle_cpu()` test, one CPU at
-/// a time.
-struct KernelView<'a> {
-    cpus: &'a [u64],
-    cpu_idle: unsafe extern "C" fn(c_int, *mut c_void) -> bool,
-    task: *mut c_void,
+/// A CPU number for a callback into C. The policy only produces CPUs it
+/// read from the kernel's masks; one that does not fit is passed as -1,
+/// which the kernel refuses.
+fn c_cpu(cpu: u32) -> c_int {
+    c_int::try_from(cpu).unwrap_or(-1)
 }
 
-impl IdleView for KernelView<'_> {
+/// One `select_idle_cpu()` scan: the shim's masks and callbacks, as the
+/// policy's [`IdleView`].
+///
+/// # Invariants
+///
+/// `args` points to the `sched_lb_sis_args` the shim built for the scan in
+/// progress, valid until the `sis_select` call that made this view
+/// returns, which outlives the view. Its `cpus` and `cores` point to
+/// cpumasks of `nbits` bits that live as long (the shim's per-CPU scratch
+/// mask and the LLC's `sched_lb_llc`, freed only after an RCU grace
+/// period), and its callbacks may be called with `args` until then.
+struct KernelView {
+    args: *const bindings::sched_lb_sis_args,
+    cpu_idle: unsafe extern "C" fn(*const bindings::sched_lb_sis_args, c_int) -> bool,
+    smt_mask:
+        Option<unsafe extern "C" fn(*const bindings::sched_lb_sis_args, c_int) -> *const usize>,
+    cpus: *const usize,
+    cores: *const usize,
+    nwords: u32,
+}
+
+impl KernelView {
+    /// # Safety
+    ///
+    /// `args` points to the argument struct of the scan in progress, as
+    /// the type's invariants say, and `a` is a copy of it.
+    unsafe fn new(
+        args: *const bindings::sched_lb_sis_args,
+        a: &bindings::sched_lb_sis_args,
+        cpu_idle: unsafe extern "C" fn(*const bindings::sched_lb_sis_args, c_int) -> bool,
+    ) -> Self {
+        // INVARIANT: the caller's contract.
+        KernelView {
+            args,
+            cpu_idle,
+            smt_mask: a.smt_mask,
+            cpus: a.cpus,
+            cores: a.cores,
+            nwords: cpumask_words(a.nbits),
+        }
+    }
+
+    /// The LLC's span masked by the task's affinity.
+    fn cpus(&self) -> &[AtomicU64] {
+        // SAFETY: by the type invariants `cpus` is a cpumask of `nbits`
+        // bits that outlives `self`.
+        unsafe { shared_words(self.cpus, self.nwords) }
+    }
+
+    /// The first thread of each core of the LLC.
+    fn cores(&self) -> &[AtomicU64] {
+        // SAFETY: as for `cpus()`.
+        unsafe { shared_words(self.cores, self.nwords) }
+    }
+
+    /// The SMT siblings of `core`; empty without the callback.
+    fn siblings(&self, core: u32) -> &[AtomicU64] {
+        let Some(smt_mask) = self.smt_mask else {
+            return &[];
+        };
+        // SAFETY: by the type invariants the callback may be called with
+        // `args`; it returns a CPU's SMT mask (or an empty one for a CPU
+        // outside the LLC), which lives as long as the topology, past this
+        // scan.
+        unsafe { shared_words(smt_mask(self.args, c_cpu(core)), self.nwords) }
+    }
+}
+
+impl IdleView for KernelView {
     fn idle(&self, cpu: u32) -> bool {
-        // SAFETY: `cpu_idle` and `task` come from the shim's argument struct
-        // for the duration of the scan; `cpu` is below nr_cpumask_bits.
-        unsafe { (self.cpu_idle)(cpu as c_int, self.task) }
+        // SAFETY: by the type invariants `cpu_idle` may be called with
+        // `args`; the shim refuses a CPU outside the LLC.
+        unsafe { (self.cpu_idle)(self.args, c_cpu(cpu)) }
     }
 
     fn allowed(&self, cpu: u32) -> bool {
-        bit_is_set(self.cpus, cpu)
+        bit_is_set(self.cpus(), cpu)
     }
 }
 
 /// Seed 002: `select_idle_cpu()`'s scan of the LLC (RFC 01 to 06).
-unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
-    // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
-    // the out fields.
-    let a = unsafe { &mut *args };
-    a.loops = 0;
-    let Some(cpu_idle) = a.cpu_idle else {
-        return -1;
-    };
+pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
+    // SAFETY: as for `idle_cpus_balanced()`. Read once: the callbacks
+    // below get `args` back, so no reference into it stays alive.
+    let a = unsafe { args.read() };
+    let (mut wake_avg_ns, mut wake_stamp) = (a.wake_avg_ns, a.wake_stamp);
     if a.sis_age {
-        (a.wake_avg_ns, a.wake_stamp) =
-            sis_age::age_wake_avg(a.wake_avg_ns, a.wake_stamp, a.now_jiffies);
+        (wake_avg_ns, wake_stamp) = sis_age::age_wake_avg(wake_avg_ns, wake_stamp, a.now_jiffies);
     }
-    let idle_ns = sis_age::predicted_idle_ns(a.sis_age, a.wake_avg_ns, a.avg_idle_ns);
+    let idle_ns = sis_age::predicted_idle_ns(a.sis_age, wake_avg_ns, a.avg_idle_ns);
     let prop = a
         .sis_prop
         .then(|| sis_budget::sis_prop_cores(a.span_weight, idle_ns, a.avg_scan_cost_ns));
     let util = a.sis_util.then_some(a.util_nr);
-    let Some(budget) = sis_budget::combine(prop, util, a.smt_weight) else {
-        SIS.record(false);
-        return -1;
-    };
-    let view = KernelView {
-        // SAFETY: `cpus` is the shim's cpumask of `nbits` bits.
-        cpus: unsafe { cpumask_words(a.cpus, a.nbits) },
-        cpu_idle,
-        task: a.task,
-    };
-    let scan = match (
-        a.sis_fold && a.has_idle_core && a.smt_weight > 1,
-        a.smt_mask,
-    ) {
-        // RFC 07/08: the folded core scan, from the target's core.
-        (true, Some(smt_mask)) => {
-            // SAFETY: `cores` is the shim's cpumask of `nbits` bits.
-            let cores = unsafe { cpumask_words(a.cores, a.nbits) };
-            let nbits = a.nbits;
-            let siblings = |core: u32| {
-                // SAFETY: smt_mask() returns a CPU's SMT cpumask, which
-                // lives as long as the topology, i.e. past this scan.
-                unsafe { cpumask_words(smt_mask(core as c_int), nbits) }
-            };
-            sis_select::scan_cores_fold(&view, cores, nbits, siblings, a.target, budget.cores)
+    let scan = match (a.cpu_idle, sis_budget::combine(prop, util, a.smt_weight)) {
+        (Some(cpu_idle), Some(budget)) => {
+            // SAFETY: `args` is the struct of the scan in progress and `a`
+            // its copy.
+            let view = unsafe { KernelView::new(args, &a, cpu_idle) };
+            if a.sis_fold && a.has_idle_core && a.smt_weight > 1 && a.smt_mask.is_some() {
+                // RFC 07/08: the folded core scan, from the target's core.
+                sis_select::scan_cores_fold(
+                    &view,
+                    view.cores(),
+                    a.nbits,
+                    |core| view.siblings(core),
+                    a.target,
+                    budget.cores,
+                )
+            } else {
+                // RFC 05/06: the CPU scan. The target itself was checked
+                // before the scan, so it starts after it.
+                sis_select::scan_cpus(
+                    &view,
+                    view.cpus(),
+                    a.nbits,
+                    a.target.wrapping_add(1),
+                    budget.cpus,
+                )
+            }
         }
-        // RFC 05/06: the CPU scan. The target itself was checked before
-        // the scan, so it starts after it.
-        _ => sis_select::scan_cpus(
-            &view,
-            view.cpus,
-            a.nbits,
-            a.target.wrapping_add(1),
-            budget.cpus,
-        ),
+        // No callback, or SIS_UTIL says the LLC is overloaded: no scan.
+        _ => sis_select::Scan {
+            cpu: None,
+            loops: 0,
+            found_idle_core: false,
+        },
     };
-    a.loops = scan.loops;
-    a.found_idle_core = scan.found_idle_core;
     SIS.record(scan.cpu.is_some());
-    scan.cpu.map_or(-1, |c| c as c_int)
+    // SAFETY: `args` is valid for writes of its out fields and no
+    // reference into it is alive.
+    unsafe {
+        (*args).loops = scan.loops;
+        (*args).found_idle_core = scan.found_idle_core;
+        (*args).wake_avg_ns = wake_avg_ns;
+        (*args).wake_stamp = wake_stamp;
+    }
+    scan.cpu.map_or(-1, c_cpu)
 }
 
 /// Seed 002: the statistics after a scan (RFC 01, 03).
-unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
-    // SAFETY: as for `sis_select()`.
+pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
+    // SAFETY: as for `sis_select()`; no callback into C follows, so the
+    // struct is ours for the call.
     let a = unsafe { &mut *args };
     if a.loops > 0 {
         a.avg_scan_cost_ns =
             sis_cost::update_avg_scan_cost(a.avg_scan_cost_ns, a.scan_time_ns, a.loops);
+        if !in_kunit_test() {
+            SIS_SCANS.fetch_add(1, Ordering::Relaxed);
+            SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
+            SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
+        }
     }
     if a.sis_once {
         a.wake_avg_ns = sis_age::spend_wake_avg(a.wake_avg_ns, a.scan_time_ns);
-    }
-    if a.loops > 0 && !in_kunit_test() {
-        SIS_SCANS.fetch_add(1, Ordering::Relaxed);
-        SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
-        SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
     }
 }
 
@@ -346,44 +467,79 @@ const _: () = assert!(
     "sparsemask line size differs between kernel and policy"
 );
 
+/// The masks of one steal attempt.
+///
+/// # Invariants
+///
+/// `a` is a copy of the `sched_lb_steal_args` of a `steal` call in
+/// progress, which the shim makes under `rcu_read_lock()`: its
+/// `overloaded` sparsemask (the LLC's, freed only after a grace period),
+/// `llc` span and `siblings` mask stay allocated until that call returns,
+/// which outlives `self`.
+struct StealMasks {
+    a: bindings::sched_lb_steal_args,
+}
+
+impl StealMasks {
+    /// # Safety
+    ///
+    /// `a` is a copy of the argument struct of the `steal` call in
+    /// progress, as the type's invariants say.
+    unsafe fn new(a: bindings::sched_lb_steal_args) -> Self {
+        // INVARIANT: the caller's contract.
+        StealMasks { a }
+    }
+
+    fn overloaded(&self) -> &[AtomicU64] {
+        // SAFETY: by the type invariants, a sparsemask of
+        // `overloaded_words` words that outlives `self`.
+        unsafe { shared_words(self.a.overloaded, self.a.overloaded_words) }
+    }
+
+    fn llc(&self) -> &[AtomicU64] {
+        // SAFETY: by the type invariants, a cpumask of `nbits` bits.
+        unsafe { shared_words(self.a.llc, cpumask_words(self.a.nbits)) }
+    }
+
+    fn siblings(&self) -> &[AtomicU64] {
+        // SAFETY: as for `llc()`.
+        unsafe { shared_words(self.a.siblings, cpumask_words(self.a.nbits)) }
+    }
+
+    /// The victims in the order the policy tries them.
+    fn victims(&self) -> impl Iterator<Item = u32> + '_ {
+        steal::victims(
+            self.overloaded(),
+            self.a.bits_per_line,
+            self.a.overloaded_base,
+            self.llc(),
+            self.siblings(),
+            self.a.this_cpu,
+        )
+    }
+}
+
 /// Sistare's STEAL (seed 002 thread): whether to steal, and which
 /// overloaded CPUs of the LLC to try in which order; the shim's
 /// `steal_from` moves the task under the runqueue locks.
-unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
-    // Only shared reads through `a`: `steal_from` gets `args` back and
-    // reads it too. The out fields are written through `args` at the end.
-    // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { &*args };
-    // SAFETY: `overloaded` is the shim's sparsemask of `overloaded_words`
-    // words; `llc` and `siblings` are cpumasks of `nbits` bits.
-    let (overloaded, llc, siblings) = unsafe {
-        (
-            words(a.overloaded, a.overloaded_words),
-            cpumask_words(a.llc, a.nbits),
-            cpumask_words(a.siblings, a.nbits),
-        )
-    };
-    let order = || {
-        steal::victims(
-            sparsemask::elements(overloaded, a.bits_per_line),
-            llc,
-            siblings,
-            a.this_cpu,
-        )
-    };
+pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
+    // SAFETY: as for `idle_cpus_balanced()`. Copied out before anything
+    // else: `steal_from` gets `args` back and the shim reads it.
+    let masks = unsafe { StealMasks::new(args.read()) };
+    let a = &masks.a;
     let go = steal::should_steal(StealInput {
         enabled: a.enabled,
         numa_nodes: a.numa_nodes,
         nr_runnable: a.nr_runnable,
-        any_overloaded: order().next().is_some(),
+        any_overloaded: masks.victims().next().is_some(),
         avg_idle_ns: a.avg_idle_ns,
         avg_steal_cost_ns: a.avg_steal_cost_ns,
     });
     let result = match (STEAL.record(go), a.steal_from) {
-        (true, Some(steal_from)) => steal::steal_first(order(), |cpu| {
+        (true, Some(steal_from)) => steal::steal_first(masks.victims(), |cpu| {
             // SAFETY: `steal_from` and `args` come from the shim, which
-            // expects exactly this call; `cpu` is below nr_cpumask_bits.
-            match unsafe { steal_from(args, cpu as c_int) } {
+            // expects exactly this call; it refuses a CPU outside the LLC.
+            match unsafe { steal_from(args, c_cpu(cpu)) } {
                 1 => StealOutcome::Stolen,
                 0 => StealOutcome::NotStolen,
                 _ => StealOutcome::Stop,
@@ -400,13 +556,13 @@ unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
             STEAL_STOLEN.fetch_add(1, Ordering::Relaxed);
         }
     }
-    // SAFETY: `args` is valid for writes (see above) and no reference into
-    // it is live any more.
+    // SAFETY: `args` is valid for writes of its out fields and no
+    // reference into it is alive.
     unsafe {
         (*args).tried = go;
         (*args).attempts = result.attempts;
     }
-    result.from.map_or(-1, |c| c as c_int)
+    result.from.map_or(-1, c_cpu)
 }
 
 /// True while the current task is running a KUnit case.
@@ -423,8 +579,13 @@ fn in_kunit_test() -> bool {
     }
 }
 
-/// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
-/// `sis_select/{scans,scan_ns,loops}` and `steal/{attempts,stolen}`.
+/// A debugfs directory this module created.
+///
+/// # Invariants
+///
+/// `0` came from `debugfs_create_dir()`: a dentry, or an `ERR_PTR`, which
+/// every debugfs function accepts and ignores, so a missing debugfs costs
+/// the counters, never the policies.
 struct DebugfsDir(*mut bindings::dentry);
 
 // SAFETY: the dentry pointer is only handed back to debugfs, which does its
@@ -434,61 +595,73 @@ unsafe impl Send for DebugfsDir {}
 unsafe impl Sync for DebugfsDir {}
 
 impl DebugfsDir {
-    fn new() -> Self {
-        let root = DebugfsDir(mkdir(c"sched_lb_rs", ptr::null_mut()));
+    /// `name` in the debugfs root, or in `parent`.
+    fn create(name: &CStr, parent: Option<&DebugfsDir>) -> Self {
+        let parent = parent.map_or(ptr::null_mut(), |p| p.0);
+        // SAFETY: `name` is a valid C string; `parent` is NULL (the debugfs
+        // root) or a dentry from an earlier call, by the type invariants.
+        // INVARIANT: the result comes from debugfs_create_dir().
+        DebugfsDir(unsafe { bindings::debugfs_create_dir(name.as_ptr().cast(), parent) })
+    }
+
+    /// A read-only file `name` showing `value`.
+    fn counter(&self, name: &'static CStr, value: &'static AtomicU64) {
+        // SAFETY: `name` is a valid C string, `self.0` a dentry or ERR_PTR
+        // (type invariants), and `value` a `'static` u64 (AtomicU64 has
+        // u64's layout); debugfs reads it with plain 64-bit loads, which do
+        // not tear on the 64-bit targets this module is built for. The
+        // files are removed in `drop()` of the root, before the module's
+        // data goes.
+        unsafe {
+            bindings::debugfs_create_u64(name.as_ptr().cast(), 0o444, self.0, value.as_ptr())
+        };
+    }
+
+    /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
+    /// `sis_select/{scans,scan_ns,loops}` and `steal/{attempts,stolen}`.
+    fn counters() -> Self {
+        let root = DebugfsDir::create(c"sched_lb_rs", None);
         for (name, stats) in STATS.iter() {
-            let dir = mkdir(name, root.0);
-            counter(dir, c"calls", &stats.calls);
-            counter(dir, c"true", &stats.hits);
+            let dir = DebugfsDir::create(name, Some(&root));
+            dir.counter(c"calls", &stats.calls);
+            dir.counter(c"true", &stats.hits);
             if ptr::eq(*stats, &SIS) {
-                counter(dir, c"scans", &SIS_SCANS);
-                counter(dir, c"scan_ns", &SIS_SCAN_NS);
-                counter(dir, c"loops", &SIS_LOOPS);
+                dir.counter(c"scans", &SIS_SCANS);
+                dir.counter(c"scan_ns", &SIS_SCAN_NS);
+                dir.counter(c"loops", &SIS_LOOPS);
             }
             if ptr::eq(*stats, &STEAL) {
-                counter(dir, c"attempts", &STEAL_ATTEMPTS);
-                counter(dir, c"stolen", &STEAL_STOLEN);
+                dir.counter(c"attempts", &STEAL_ATTEMPTS);
+                dir.counter(c"stolen", &STEAL_STOLEN);
             }
         }
         root
     }
 }
 
-fn mkdir(name: &CStr, parent: *mut bindings::dentry) -> *mut bindings::dentry {
-    // SAFETY: `name` is a valid C string; `parent` is NULL (the debugfs
-    // root) or a dentry from an earlier call. An error comes back as an
-    // ERR_PTR, which every debugfs function accepts and ignores, so a
-    // missing debugfs costs the counters, never the policies.
-    unsafe { bindings::debugfs_create_dir(name.as_ptr().cast(), parent) }
-}
+/// Owns the root directory of the counters; removing it removes them all.
+struct DebugfsRoot(DebugfsDir);
 
-fn counter(dir: *mut bindings::dentry, name: &'static CStr, value: &'static AtomicU64) {
-    // SAFETY: `name` is a valid C string and `value` a `'static` u64
-    // (AtomicU64 has u64's layout); debugfs reads it with plain 64-bit
-    // loads, which do not tear on the 64-bit targets this module is built
-    // for. The files are removed in `drop()` before the module's data goes.
-    unsafe { bindings::debugfs_create_u64(name.as_ptr().cast(), 0o444, dir, value.as_ptr()) };
-}
-
-impl Drop for DebugfsDir {
+impl Drop for DebugfsRoot {
     fn drop(&mut self) {
-        // SAFETY: `self.0` came from debugfs_create_dir() (or is an
-        // ERR_PTR, which debugfs_remove() ignores); removal is recursive
-        // and waits for readers of the files to finish.
-        unsafe { bindings::debugfs_remove(self.0) };
+        // SAFETY: by the type invariants of `DebugfsDir` the pointer came
+        // from debugfs_create_dir() (or is an ERR_PTR, which
+        // debugfs_remove() ignores); removal is recursive and waits for
+        // readers of the files to finish.
+        unsafe { bindings::debugfs_remove(self.0 .0) };
     }
 }
 
 /// Owns the registration of [`OPS`] and the debugfs counters; dropping it
 /// unregisters the table, then removes the counters.
 pub(crate) struct Registration {
-    _debugfs: DebugfsDir,
+    _debugfs: DebugfsRoot,
 }
 
 impl Registration {
     /// Publishes the table and enables the static key.
     pub(crate) fn new() -> Result<Self> {
-        let debugfs = DebugfsDir::new();
+        let debugfs = DebugfsRoot(DebugfsDir::counters());
         // SAFETY: `OPS` is a valid, fully initialised table that lives for
         // the lifetime of the module, and `Drop` unregisters it before the
         // module text and data are freed.

@@ -127,6 +127,7 @@ kunit_suite!(
             c"backoff_failure_run_then_success",
             newidle::backoff_sequence
         ),
+        (c"backoff_recovers", newidle::backoff_recovers),
         (c"walk_stops_per_topology", newidle::walk_topologies),
         (c"newidle_kernel_shim", newidle::kernel_shim),
     ]

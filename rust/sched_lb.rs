@@ -15,7 +15,12 @@
 
 use kernel::prelude::*;
 
+// The hostile build (Kbuild's SLB_HOSTILE=1) registers `hostile`'s
+// callbacks in place of most of these.
+#[cfg_attr(slb_hostile, allow(dead_code))]
 mod hooks;
+#[cfg(slb_hostile)]
+mod hostile;
 #[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
 mod kunit;
 
@@ -34,6 +39,8 @@ mod policy {
     pub(crate) mod jiffies;
     #[path = "../policy/src/newidle_backoff.rs"]
     pub(crate) mod newidle_backoff;
+    #[path = "../policy/src/newidle_streak.rs"]
+    pub(crate) mod newidle_streak;
     #[path = "../policy/src/newidle_walk.rs"]
     pub(crate) mod newidle_walk;
     #[path = "../policy/src/sis_age.rs"]
@@ -48,6 +55,8 @@ mod policy {
     pub(crate) mod sparsemask;
     #[path = "../policy/src/steal.rs"]
     pub(crate) mod steal;
+    #[path = "../policy/src/words.rs"]
+    pub(crate) mod words;
 }
 
 module! {

@@ -73,19 +73,10 @@ hook_variants() {
 	done
 }
 build_hook_variants() {
-	local name off src
+	local name off
 	while read -r name off; do
-		src="$out/variants/$name"
-		mkdir -p "$src/rust/policy" "$src/kunit"
-		cp "$SLB_ROOT/Kbuild" "$src/"
-		cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$src/rust/"
-		cp -r "$SLB_ROOT/rust/policy/src" "$src/rust/policy/"
-		cp "$SLB_ROOT"/kunit/*.c "$src/kunit/"
 		[ "$off" = - ] && off=""
-		kmake -C "${KDIR:-$SLB_OUT}" M="$src" SLB_HOOKS_OFF="$off" SLB_KUNIT=n modules \
-			> "$src/build.log" 2>&1 ||
-			{ tail -20 "$src/build.log" >&2; die "module variant $name failed to build (log: $src/build.log)"; }
-		cp "$src/sched_lb_rs.ko" "$1/$name.ko"
+		module_variant "$1" "$name" SLB_HOOKS_OFF="$off" SLB_KUNIT=n
 		log "variant $name: hooks left out: ${off:-none}"
 	done < <(hook_variants)
 }

@@ -58,6 +58,26 @@ kmake() {
 	make -s ARCH=x86_64 LLVM=1 CC="$cc" -j"$SLB_JOBS" "$@"
 }
 
+# module_variant DEST NAME KNOB=VALUE...: builds sched_lb_rs.ko with these
+# Kbuild knobs (SLB_HOOKS_OFF, SLB_KUNIT, SLB_HOSTILE; see Kbuild) from a
+# copy of the sources, into DEST/NAME.ko. A copy, because 6.12's
+# out-of-tree Kbuild writes its objects next to the sources (MO= came in
+# 6.13) and the default build in the checkout must stay as it is.
+module_variant() {
+	local dest=$1 name=$2 src
+	shift 2
+	src="$SLB_CACHE/variants/$name"
+	rm -rf "$src"
+	mkdir -p "$src/rust/policy" "$src/kunit" "$dest"
+	cp "$SLB_ROOT/Kbuild" "$src/"
+	cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$src/rust/"
+	cp -r "$SLB_ROOT/rust/policy/src" "$src/rust/policy/"
+	cp "$SLB_ROOT"/kunit/*.c "$src/kunit/"
+	kmake -C "${KDIR:-$SLB_OUT}" M="$src" "$@" modules > "$src/build.log" 2>&1 ||
+		{ tail -20 "$src/build.log" >&2; die "module variant $name ($*) failed to build (log: $src/build.log)"; }
+	cp "$src/sched_lb_rs.ko" "$dest/$name.ko"
+}
+
 # The benchmarks' guest workloads (bench/*.c), static so the busybox
 # initramfs runs them: bench_tools DIR.
 bench_tools() {

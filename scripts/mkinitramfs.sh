@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Packs the test guest's initramfs: static busybox, scripts/guest/init, the
-# module, and the plan (which steps to run) and flag list it is told.
+# module (and the builds of it in SLB_GUEST_MODULES), and the plan (which
+# steps to run) and flag list it is told.
 #   mkinitramfs.sh OUT.cpio "PLAN" "FLAGS"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +35,10 @@ for lib in $(ldd "$hb" | grep -o '/[^ ]*'); do
 	cp -L "$lib" "$root$lib"
 done
 cp "$ko" "$root/slb/"
+# Other builds of the module the plan loads (the hostile step's).
+for extra in ${SLB_GUEST_MODULES:-}; do
+	cp "$extra" "$root/slb/"
+done
 # Benchmarks (scripts/bench.sh): their programs and experiment list.
 if [ -n "${SLB_BENCH_DIR:-}" ]; then
 	cp -r "$SLB_BENCH_DIR" "$root/slb/bench"

@@ -8,8 +8,9 @@
 #   4. the kernel and module build (KDIR= to use another tree)
 #   5. QEMU: KUnit suites at insmod (parsed by kunit.py), every flag
 #      round-tripped in debugfs and flipped under load, an unknown name
-#      refused, a smoke run of the benchmark harness, the module unloaded,
-#      no splat in the log.
+#      refused, a hostile build of the module whose every checked answer
+#      the kernel must refuse, a smoke run of the benchmark harness, the
+#      module unloaded, no splat in the log.
 # Ends with one "N passed, M failed" line over all of them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +57,13 @@ if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" SLB_HOOKS_OFF=no_such_hook modules
 	die "Kbuild accepted SLB_HOOKS_OFF=no_such_hook, or refused it without naming it"
 fi
 script_pass=$((script_pass + 1))
+if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" SLB_HOSTILE=yes modules \
+	> "$SLB_LOGS/bad-hostile.log" 2>&1 ||
+	! grep -q "SLB_HOSTILE: 'yes' is neither 1 nor empty" "$SLB_LOGS/bad-hostile.log"; then
+	cat "$SLB_LOGS/bad-hostile.log" >&2
+	die "Kbuild accepted SLB_HOSTILE=yes, or refused it without saying why"
+fi
+script_pass=$((script_pass + 1))
 # A short run of the benchmark harness (make bench) checks that its guest
 # workloads, guest step and report work; the numbers are not looked at.
 smoke="$SLB_CACHE/bench-smoke"
@@ -68,7 +76,13 @@ smoke_module module - /bin/hackbench -g 1 -l 5
 CONF
 echo 1 > "$smoke/reps"
 echo "SMT:2 MC:4 PKG:8" > "$smoke/test.domains"
-SLB_BENCH_DIR="$smoke" "$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load cycle bench unload"
+# The hostile step loads a build whose checked hooks all answer out of
+# range (Kbuild's SLB_HOSTILE=1, rust/hostile.rs).
+stage "hostile module build"
+module_variant "$SLB_CACHE/guest-modules" hostile SLB_HOSTILE=1
+stage_end
+SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko" SLB_BENCH_DIR="$smoke" \
+	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load cycle hostile bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||

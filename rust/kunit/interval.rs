@@ -97,7 +97,7 @@ pub(super) unsafe extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
         };
         // SAFETY: `args` is valid for the call; the shim takes the RCU
         // read lock and dispatches to the table this module registered.
-        let got = unsafe { bindings::sched_lb_test_balance_interval(&args) };
+        let got = unsafe { bindings::sched_lb_test_balance_interval(core::ptr::null(), &args) };
         // `unsigned long` is `usize` in the bindings; 64 bits either way.
         let got = got as u64;
         check!("interval_kernel_shim", got == r.6, "{:?}: got {}", r, got);

@@ -70,6 +70,86 @@ pub(super) unsafe extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
     );
 }
 
+/// One update of a streak the case keeps, through the kernel's check and
+/// the table this module registered.
+fn account(failures: &mut u32, stamp: &mut u64, now: u64, pulled: bool) {
+    // `unsigned long` is `usize` in the bindings; 64 bits either way.
+    let mut st = *stamp as usize;
+    // SAFETY: both pointers are to locals of the caller, valid for the
+    // call; a null table means the registered one.
+    unsafe {
+        bindings::sched_lb_test_newidle_streak(
+            core::ptr::null(),
+            failures,
+            &mut st,
+            now as usize,
+            pulled,
+        )
+    };
+    *stamp = st as u64;
+}
+
+/// The latch of the first NEWIDLE_BACKOFF: a walk the backoff stops at its
+/// first domain balances nothing, and counting only walks that balanced
+/// left N where it was forever. Through the kernel's shim: a CPU at N = 20
+/// whose every walk is cut short (500 us idle, 40 us per domain) recovers
+/// as the jiffies pass, a burst of failures within one jiffy backs it off
+/// again, and one pull (periodic balancing, say) resets it. None of the
+/// answers is refused.
+pub(super) unsafe extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
+    let name = c"newidle_account";
+    // SAFETY: a NUL-terminated name; the shim only reads it.
+    let refused = || unsafe { bindings::sched_lb_test_violations(name.as_ptr().cast()) };
+    let refused_before = refused();
+    let (mut failures, mut stamp) = (100u32, 1000u64);
+    let mut s = step(500 * US, 0, 40 * US);
+    s.backoff = true;
+    s.consecutive_failures = failures;
+    check!(
+        "backoff_recovers",
+        stop_at_domain(s),
+        "N = 20 does not stop the walk"
+    );
+    // One cut-short walk per jiffy: the count halves faster than it grows.
+    for now in 1001..=1010u64 {
+        account(&mut failures, &mut stamp, now, false);
+    }
+    s.consecutive_failures = failures;
+    check!(
+        "backoff_recovers",
+        backoff_factor(failures) == 0 && !stop_at_domain(s) && stamp == 1010,
+        "after 10 jiffies of one failure each: {} failures, stamp {}",
+        failures,
+        stamp
+    );
+    // 100 failures within one jiffy: backed off again.
+    for _ in 0..100 {
+        account(&mut failures, &mut stamp, 1011, false);
+    }
+    s.consecutive_failures = failures;
+    check!(
+        "backoff_recovers",
+        stop_at_domain(s),
+        "a burst of 100 failures left {} (N = {}) and the walk goes on",
+        failures,
+        backoff_factor(failures)
+    );
+    // Any pull resets it, within the same jiffy.
+    account(&mut failures, &mut stamp, 1011, true);
+    check!(
+        "backoff_recovers",
+        failures == 0,
+        "a pull left {} failures",
+        failures
+    );
+    check!(
+        "backoff_recovers",
+        refused() == refused_before,
+        "the kernel refused {} of the policy's answers",
+        refused() - refused_before
+    );
+}
+
 /// One domain level: its name, `max_newidle_lb_cost` and migration cost.
 type Level = (&'static str, u64, u64);
 

@@ -6,7 +6,7 @@
 //! reaches the scan through the same `cpu_idle` callback the kernel passes,
 //! here answering from a table.
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_int;
 
 use kernel::bindings;
 
@@ -28,14 +28,18 @@ impl Machine {
     }
 }
 
-unsafe extern "C" fn table_idle(cpu: c_int, task: *mut c_void) -> bool {
-    // SAFETY: `task` is the `Machine` a case passed in the argument struct.
-    let m = unsafe { &*task.cast::<Machine>() };
+unsafe extern "C" fn table_idle(args: *const bindings::sched_lb_sis_args, cpu: c_int) -> bool {
+    // SAFETY: `args` is the case's argument struct, whose `ctx` is the
+    // `Machine` the case passed; both outlive the scan.
+    let m = unsafe { &*(*args).ctx.cast::<Machine>() };
     usize::try_from(cpu)
         .ok()
         .and_then(|c| m.idle.get(c).copied())
         .unwrap_or(false)
 }
+
+/// The kernel's `smt_mask` callback.
+type SmtMaskFn = unsafe extern "C" fn(*const bindings::sched_lb_sis_args, c_int) -> *const usize;
 
 /// SMT2 x 4 cores: {0,1} {2,3} {4,5} {6,7}.
 static SMT2_SIBLINGS: [[u64; 1]; 8] = [
@@ -49,7 +53,10 @@ static SMT2_SIBLINGS: [[u64; 1]; 8] = [
     [0xc0],
 ];
 
-unsafe extern "C" fn smt2_mask(cpu: c_int) -> *const usize {
+unsafe extern "C" fn smt2_mask(
+    _args: *const bindings::sched_lb_sis_args,
+    cpu: c_int,
+) -> *const usize {
     let i = usize::try_from(cpu).unwrap_or(0) % 8;
     SMT2_SIBLINGS[i].as_ptr().cast()
 }
@@ -57,7 +64,10 @@ unsafe extern "C" fn smt2_mask(cpu: c_int) -> *const usize {
 /// SMT4 x 2 cores: {0..3} {4..7}.
 static SMT4_SIBLINGS: [[u64; 1]; 2] = [[0x0f], [0xf0]];
 
-unsafe extern "C" fn smt4_mask(cpu: c_int) -> *const usize {
+unsafe extern "C" fn smt4_mask(
+    _args: *const bindings::sched_lb_sis_args,
+    cpu: c_int,
+) -> *const usize {
     let i = usize::try_from(cpu).unwrap_or(0) % 8 / 4;
     SMT4_SIBLINGS[i].as_ptr().cast()
 }
@@ -101,7 +111,7 @@ fn args_for(
     a.cores = cores.as_ptr().cast();
     a.smt_mask = Some(smt2_mask);
     a.cpu_idle = Some(table_idle);
-    a.task = (m as *const Machine).cast_mut().cast();
+    a.ctx = (m as *const Machine).cast_mut().cast();
     a.avg_scan_cost_ns = 0;
     a.avg_idle_ns = r.prop_avg_idle_ns.unwrap_or(0);
     a.nbits = 8;
@@ -281,12 +291,11 @@ pub(super) unsafe extern "C" fn topology_rows(_test: *mut bindings::kunit) {
     for &(topo, idle, allowed, pick, found) in TOPO_ROWS.iter() {
         let m = Machine::from_bits(idle);
         let cpus = [u64::from(allowed)];
-        let (cores, smt, mask): ([u64; 1], u32, unsafe extern "C" fn(c_int) -> *const usize) =
-            if topo == "smt4" {
-                ([0x11], 4, smt4_mask)
-            } else {
-                ([0xff], 1, smt2_mask)
-            };
+        let (cores, smt, mask): ([u64; 1], u32, SmtMaskFn) = if topo == "smt4" {
+            ([0x11], 4, smt4_mask)
+        } else {
+            ([0xff], 1, smt2_mask)
+        };
         let mut a = args_for(&ROWS[0], &m, &cpus, &cores);
         a.smt_weight = smt;
         a.smt_mask = Some(mask);

@@ -24,11 +24,15 @@ const PER: u32 = bindings::SCHED_LB_STEAL_BITS_PER_LINE;
 /// Room for 64 CPUs in the kernel's layout.
 const WORDS: usize = (64 / PER as usize) * 8;
 
-/// A sparsemask with `cpus` set, laid out as the shim lays it out.
-fn sparse(cpus: &[u32]) -> [u64; WORDS] {
+/// An LLC's sparsemask with `cpus` set, laid out as the shim lays it out:
+/// element `cpu - base`, `base` being the LLC's first CPU.
+fn sparse(cpus: &[u32], base: u32) -> [u64; WORDS] {
     let mut w = [0u64; WORDS];
     for &c in cpus {
-        let (word, bit) = locate(c, PER);
+        let Some(elem) = c.checked_sub(base) else {
+            continue;
+        };
+        let (word, bit) = locate(elem, PER);
         if let Some(x) = w.get_mut(word as usize) {
             *x |= 1 << bit;
         }
@@ -83,6 +87,7 @@ unsafe extern "C" fn record_steal(args: *mut bindings::sched_lb_steal_args, cpu:
 /// avg_idle far above the steal cost unless a row says otherwise.
 struct Call<'a> {
     overloaded: &'a [u64; WORDS],
+    base: u32,
     llc: u64,
     siblings: u64,
     this_cpu: u32,
@@ -97,6 +102,7 @@ impl<'a> Call<'a> {
     fn new(overloaded: &'a [u64; WORDS], llc: u64, siblings: u64, this_cpu: u32) -> Self {
         Call {
             overloaded,
+            base: 0,
             llc,
             siblings,
             this_cpu,
@@ -121,6 +127,7 @@ impl<'a> Call<'a> {
             avg_idle_ns: self.avg_idle_ns,
             avg_steal_cost_ns: self.avg_steal_cost_ns,
             overloaded_words: WORDS as u32,
+            overloaded_base: self.base,
             bits_per_line: PER,
             nbits: 64,
             this_cpu: self.this_cpu,
@@ -143,6 +150,8 @@ impl<'a> Call<'a> {
 struct OrderRow {
     what: &'static str,
     overloaded: &'static [u32],
+    /// The first CPU of the LLC, element 0 of its mask.
+    base: u32,
     llc: u64,
     siblings: u64,
     this_cpu: u32,
@@ -150,26 +159,30 @@ struct OrderRow {
 }
 
 #[rustfmt::skip]
-static ORDER_ROWS: [OrderRow; 6] = [
+static ORDER_ROWS: [OrderRow; 7] = [
     // SMT2 x 4, one LLC: cores {0,1} {2,3} {4,5} {6,7}.
-    OrderRow { what: "SMT2x4: own core, then the LLC from the next CPU", overloaded: &[1, 3, 5, 7], llc: 0xff, siblings: 0x30, this_cpu: 4, order: &[5, 7, 1, 3] },
-    OrderRow { what: "SMT2x4: no overloaded sibling", overloaded: &[2, 6], llc: 0xff, siblings: 0x03, this_cpu: 1, order: &[2, 6] },
+    OrderRow { what: "SMT2x4: own core, then the LLC from the next CPU", overloaded: &[1, 3, 5, 7], base: 0, llc: 0xff, siblings: 0x30, this_cpu: 4, order: &[5, 7, 1, 3] },
+    OrderRow { what: "SMT2x4: no overloaded sibling", overloaded: &[2, 6], base: 0, llc: 0xff, siblings: 0x03, this_cpu: 1, order: &[2, 6] },
     // x86 numbering, 2 LLCs of SMT2 x 2: LLC0 = {0,1,4,5}, siblings n, n+4.
-    OrderRow { what: "2 LLCs: stays in the stealer's LLC", overloaded: &[0, 2, 3, 5, 6], llc: 0x33, siblings: 0x22, this_cpu: 1, order: &[5, 0] },
+    OrderRow { what: "2 LLCs: stays in the stealer's LLC", overloaded: &[0, 2, 3, 5, 6], base: 0, llc: 0x33, siblings: 0x22, this_cpu: 1, order: &[5, 0] },
     // SMT4 x 2, one LLC: cores {0..3} {4..7}.
-    OrderRow { what: "SMT4x2: siblings wrap inside the core first", overloaded: &[0, 3, 4, 6], llc: 0xff, siblings: 0x0f, this_cpu: 2, order: &[3, 0, 4, 6] },
+    OrderRow { what: "SMT4x2: siblings wrap inside the core first", overloaded: &[0, 3, 4, 6], base: 0, llc: 0xff, siblings: 0x0f, this_cpu: 2, order: &[3, 0, 4, 6] },
     // No SMT, 2 LLCs of 8 on 16 CPUs; 8..15 sit in the second cache line.
-    OrderRow { what: "no SMT, second LLC, second mask line", overloaded: &[1, 8, 12, 15], llc: 0xff00, siblings: 0x0200, this_cpu: 9, order: &[12, 15, 8] },
-    OrderRow { what: "only the stealer is overloaded", overloaded: &[4], llc: 0xff, siblings: 0x30, this_cpu: 4, order: &[] },
+    OrderRow { what: "no SMT, second LLC, second mask line", overloaded: &[1, 8, 12, 15], base: 0, llc: 0xff00, siblings: 0x0200, this_cpu: 9, order: &[12, 15, 8] },
+    // The same LLC with a mask of its own, as the kernel keeps it: element 0 is CPU 8.
+    OrderRow { what: "no SMT, second LLC's own mask (base 8)", overloaded: &[8, 12, 15], base: 8, llc: 0xff00, siblings: 0x0200, this_cpu: 9, order: &[12, 15, 8] },
+    OrderRow { what: "only the stealer is overloaded", overloaded: &[4], base: 0, llc: 0xff, siblings: 0x30, this_cpu: 4, order: &[] },
 ];
 
 /// The order of victims on each topology row, every one tried when none
 /// gives a task.
 pub(crate) unsafe extern "C" fn victim_order(_test: *mut bindings::kunit) {
     for row in ORDER_ROWS.iter() {
-        let mask = sparse(row.overloaded);
+        let mask = sparse(row.overloaded, row.base);
         let mut rec = Recorder::new(None, None);
-        let (ret, args) = Call::new(&mask, row.llc, row.siblings, row.this_cpu).run(&mut rec);
+        let mut call = Call::new(&mask, row.llc, row.siblings, row.this_cpu);
+        call.base = row.base;
+        let (ret, args) = call.run(&mut rec);
         check!(
             "steal_victim_order",
             rec.asked() == row.order,
@@ -200,7 +213,7 @@ pub(crate) unsafe extern "C" fn victim_order(_test: *mut bindings::kunit) {
 /// The first victim that gives a task ends the attempt, and work arriving
 /// at the stealer stops it.
 pub(crate) unsafe extern "C" fn first_success_and_stop(_test: *mut bindings::kunit) {
-    let mask = sparse(&[1, 3, 5, 7]);
+    let mask = sparse(&[1, 3, 5, 7], 0);
     let call = Call::new(&mask, 0xff, 0x30, 4);
 
     let mut rec = Recorder::new(Some(1), None);
@@ -249,7 +262,7 @@ static DECISION_ROWS: [DecisionRow; 7] = [
 /// Each decision row through the callback; a CPU that does not steal asks
 /// no victim.
 pub(crate) unsafe extern "C" fn decision(_test: *mut bindings::kunit) {
-    let mask = sparse(&[5]);
+    let mask = sparse(&[5], 0);
     for row in DECISION_ROWS.iter() {
         let mut call = Call::new(&mask, 0xff, 0x03, 0);
         call.numa_nodes = row.numa_nodes;

@@ -14,6 +14,12 @@
 //! 3.13 replaced the idea with the per-domain `max_newidle_lb_cost`; this
 //! rule brings it back behind the flag `NEWIDLE_BACKOFF` (default off),
 //! as a multiplier on that cost (see `newidle_walk`).
+//!
+//! The count it reads is kept by `newidle_streak::account`: every newidle
+//! attempt that pulled nothing, including one this backoff cut short,
+//! reset by a pull from any balancer and halved per jiffy, so the backoff
+//! cannot latch (a count that only moved when a walk balanced a domain
+//! froze once N stopped every walk at its first domain).
 
 /// Failed newidle balances per step of the multiplier (Jason Low's 5).
 pub const FAILURES_PER_STEP: u32 = 5;
@@ -24,9 +30,10 @@ pub const FAILURES_PER_STEP: u32 = 5;
 /// cap, an idle period 32 times the balance cost is enough.
 pub const MAX_BACKOFF: u32 = 32;
 
-/// The multiplier N for `consecutive_failures` newidle balances that pulled
-/// nothing since the last one that did. 0 for fewer than 5 failures, where
-/// the stock test applies unchanged.
+/// The multiplier N for `consecutive_failures` newidle attempts that
+/// pulled nothing since the last pull (as `newidle_streak::account` counts
+/// and ages them). 0 for fewer than 5 failures, where the stock test
+/// applies unchanged.
 pub fn backoff_factor(consecutive_failures: u32) -> u32 {
     (consecutive_failures / FAILURES_PER_STEP).min(MAX_BACKOFF)
 }

@@ -42,7 +42,8 @@ pub struct WalkStep {
     pub max_newidle_lb_cost_ns: u64,
     /// Migration cost of this domain's level (seed 004).
     pub migration_cost_ns: u64,
-    /// Newidle balances in a row on this CPU that pulled nothing (seed 003).
+    /// Newidle attempts on this CPU that pulled nothing since the last
+    /// pull, aged (seed 003; `newidle_streak::Streak::failures`).
     pub consecutive_failures: u32,
     /// `sched_feat(NEWIDLE_BACKOFF)`.
     pub backoff: bool,

@@ -18,7 +18,11 @@
 //! costs the kernel a remote runqueue cache line: a scan must only touch
 //! the CPUs its budget lets it visit. CPU sets are bitmaps of `u64` words
 //! (the kernel's `unsigned long` cpumask words on 64-bit), bit `i` of word
-//! `i / 64` for CPU `i`.
+//! `i / 64` for CPU `i`, read through [`Words`] one word at a time as the
+//! walk reaches it (`find_next_bit()` semantics: each step reads the word
+//! it is in anew, so a bit cleared ahead of the walk is not visited).
+
+use super::words::Words;
 
 /// What a scan asks about a CPU.
 pub trait IdleView {
@@ -41,19 +45,24 @@ pub struct Scan {
     pub found_idle_core: bool,
 }
 
-/// Whether bit `bit` of `words` is set (a CPU in a cpumask).
-pub fn bit_is_set(words: &[u64], bit: u32) -> bool {
+/// Whether bit `bit` of `words` is set (a CPU in a cpumask): one word
+/// read, `test_bit()`.
+pub fn bit_is_set<W: Words + ?Sized>(words: &W, bit: u32) -> bool {
     let w = (bit / 64) as usize;
-    words.get(w).is_some_and(|&x| (x >> (bit % 64)) & 1 != 0)
+    (words.word(w) >> (bit % 64)) & 1 != 0
 }
 
 /// The first set bit in `[from, to)`, a word at a time, as
 /// `find_next_bit()` does (a big machine's masks have thousands of bits).
-fn next_set_bit(words: &[u64], from: u32, to: u32) -> Option<u32> {
+/// Each word is read once per call, when the search reaches it.
+fn next_set_bit<W: Words + ?Sized>(words: &W, from: u32, to: u32) -> Option<u32> {
     let mut bit = from;
     while bit < to {
         let w = (bit / 64) as usize;
-        let word = *words.get(w)? >> (bit % 64);
+        if w >= words.nwords() {
+            return None;
+        }
+        let word = words.word(w) >> (bit % 64);
         if word != 0 {
             let found = bit.saturating_add(word.trailing_zeros());
             return (found < to).then_some(found);
@@ -65,15 +74,39 @@ fn next_set_bit(words: &[u64], from: u32, to: u32) -> Option<u32> {
 }
 
 /// Iterator over the set bits of a range, see [`wrap_bits`].
-#[derive(Clone, Debug)]
-pub struct SetBits<'a> {
-    words: &'a [u64],
+pub struct SetBits<'a, W: Words + ?Sized> {
+    words: &'a W,
     next: u32,
     end: u32,
     wrap_end: u32,
 }
 
-impl Iterator for SetBits<'_> {
+// By hand: a derive would ask `W: Clone`, which a slice is not; the
+// iterator holds only a reference and positions.
+impl<W: Words + ?Sized> Clone for SetBits<'_, W> {
+    fn clone(&self) -> Self {
+        SetBits {
+            words: self.words,
+            next: self.next,
+            end: self.end,
+            wrap_end: self.wrap_end,
+        }
+    }
+}
+
+// By hand, for the same reason: the positions say where the walk is; the
+// words are whatever the memory holds now.
+impl<W: Words + ?Sized> core::fmt::Debug for SetBits<'_, W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SetBits")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .field("wrap_end", &self.wrap_end)
+            .finish()
+    }
+}
+
+impl<W: Words + ?Sized> Iterator for SetBits<'_, W> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
@@ -85,7 +118,9 @@ impl Iterator for SetBits<'_> {
             if self.wrap_end == 0 {
                 return None;
             }
-            // Second leg: from 0 up to the start.
+            // Second leg: from 0 up to the start. It covers bits the first
+            // leg never reached, so no bit is yielded twice, whatever the
+            // words hold by now.
             self.next = 0;
             self.end = self.wrap_end;
             self.wrap_end = 0;
@@ -94,9 +129,10 @@ impl Iterator for SetBits<'_> {
 }
 
 /// The set bits of `words` below `nbits`, in `for_each_cpu_wrap()` order:
-/// from `start` up, then from 0 to `start - 1`.
-pub fn wrap_bits(words: &[u64], nbits: u32, start: u32) -> SetBits<'_> {
-    let nbits = nbits.min(u32::try_from(words.len().saturating_mul(64)).unwrap_or(u32::MAX));
+/// from `start` up, then from 0 to `start - 1`. Lazy: each step reads the
+/// words from the last bit yielded on, when it is taken.
+pub fn wrap_bits<W: Words + ?Sized>(words: &W, nbits: u32, start: u32) -> SetBits<'_, W> {
+    let nbits = nbits.min(u32::try_from(words.nwords().saturating_mul(64)).unwrap_or(u32::MAX));
     let start = if nbits == 0 { 0 } else { start % nbits };
     SetBits {
         words,
@@ -108,7 +144,13 @@ pub fn wrap_bits(words: &[u64], nbits: u32, start: u32) -> SetBits<'_> {
 
 /// RFC 05's `__select_idle_cpu()`: the first allowed idle CPU of `span`,
 /// visiting at most `nr` CPUs from `target`.
-pub fn scan_cpus<V: IdleView>(v: &V, span: &[u64], nbits: u32, target: u32, nr: u32) -> Scan {
+pub fn scan_cpus<V: IdleView, W: Words + ?Sized>(
+    v: &V,
+    span: &W,
+    nbits: u32,
+    target: u32,
+    nr: u32,
+) -> Scan {
     let mut loops = 0u32;
     for cpu in wrap_bits(span, nbits, target) {
         let over = loops >= nr;
@@ -138,9 +180,9 @@ pub fn scan_cpus<V: IdleView>(v: &V, span: &[u64], nbits: u32, target: u32, nr: 
 /// RFC 07/08's `__select_idle_core()`: visits at most `nr` cores of
 /// `cores` (the first thread of each core in the LLC) from `target`;
 /// `siblings(core)` is the core's SMT mask.
-pub fn scan_cores_fold<'a, V, S>(
+pub fn scan_cores_fold<'a, V, W, W2, S>(
     v: &V,
-    cores: &[u64],
+    cores: &W,
     nbits: u32,
     siblings: S,
     target: u32,
@@ -148,7 +190,9 @@ pub fn scan_cores_fold<'a, V, S>(
 ) -> Scan
 where
     V: IdleView,
-    S: Fn(u32) -> &'a [u64],
+    W: Words + ?Sized,
+    W2: Words + ?Sized + 'a,
+    S: Fn(u32) -> &'a W2,
 {
     let mut loops = 0u32;
     let mut best: Option<(u32, u32)> = None; // (busy threads, cpu)
@@ -191,6 +235,9 @@ where
 mod tests {
     extern crate std;
     use super::*;
+    use core::cell::Cell;
+    use core::sync::atomic::AtomicU64;
+    use proptest::prelude::*;
     use std::vec::Vec;
 
     /// A machine as data: `idle[cpu]`, `allowed[cpu]`, `smt` threads per
@@ -258,7 +305,7 @@ mod tests {
         let v: Vec<u32> = wrap_bits(&w, 8, 4).collect();
         assert_eq!(v, [4, 5, 7, 1, 2]);
         assert_eq!(wrap_bits(&w, 0, 3).count(), 0);
-        assert_eq!(wrap_bits(&[], 64, 3).count(), 0);
+        assert_eq!(wrap_bits(&[0u64; 0], 64, 3).count(), 0);
         let v: Vec<u32> = wrap_bits(&w, 8, 0).collect();
         assert_eq!(v, [1, 2, 4, 5, 7]);
     }
@@ -367,5 +414,123 @@ mod tests {
         let m = Machine::new(8, 1, &[0, 1, 2, 3, 4]);
         assert_eq!(scan_cpus(&m, &m.span(), 8, 0, 5).cpu, None);
         assert_eq!(scan_cpus(&m, &m.span(), 8, 0, 6).cpu, Some(5));
+    }
+
+    fn atomics(w: &[u64]) -> Vec<AtomicU64> {
+        w.iter().map(|&x| AtomicU64::new(x)).collect()
+    }
+
+    fn cells(w: &[u64]) -> Vec<Cell<u64>> {
+        w.iter().map(|&x| Cell::new(x)).collect()
+    }
+
+    // The kernel's atomics and the simulator's cells give the scans the
+    // same answers as plain words.
+    #[test]
+    fn scans_over_atomics_and_cells() {
+        let m = Machine::new(8, 2, &[0, 1, 2, 5, 6]);
+        let (span, cores) = (m.span(), m.cores());
+        let sib_a: Vec<Vec<AtomicU64>> = m.sib.iter().map(|s| atomics(s)).collect();
+        let sib_c: Vec<Vec<Cell<u64>>> = m.sib.iter().map(|s| cells(s)).collect();
+        for target in 0..8 {
+            for nr in 0..5 {
+                let want = m.fold(target, nr);
+                let a = scan_cores_fold(
+                    &m,
+                    &atomics(&cores)[..],
+                    8,
+                    |c| &sib_a[c as usize][..],
+                    target,
+                    nr,
+                );
+                let c = scan_cores_fold(
+                    &m,
+                    &cells(&cores)[..],
+                    8,
+                    |c| &sib_c[c as usize][..],
+                    target,
+                    nr,
+                );
+                assert_eq!(a, want, "target {target} nr {nr}");
+                assert_eq!(c, want, "target {target} nr {nr}");
+                let want = scan_cpus(&m, &span, 8, target, nr);
+                assert_eq!(scan_cpus(&m, &atomics(&span)[..], 8, target, nr), want);
+                assert_eq!(scan_cpus(&m, &cells(&span)[..], 8, target, nr), want);
+            }
+        }
+    }
+
+    // A walk over a mask that changes under it, as a cpumask other CPUs
+    // write: every step reads the word it is in anew.
+    #[test]
+    fn cell_mask_changed_mid_walk() {
+        // Bits 1, 5, 9, 70, 100 over two words, walked from 5.
+        let mask = cells(&[(1 << 1) | (1 << 5) | (1 << 9), (1 << 6) | (1 << 36)]);
+        let mut walk = wrap_bits(&mask[..], 128, 5);
+        let mut seen = Vec::new();
+        seen.extend(walk.next()); // 5
+        seen.extend(walk.next()); // 9
+                                  // Ahead of the walk: 70 cleared, 80 set, and 12 set in the word
+                                  // being walked. Behind it: 6 set, which the first leg has passed
+                                  // and the second leg (0 to 4) does not reach.
+        mask[1].set(mask[1].get() & !(1 << 6) | (1 << 16));
+        mask[0].set(mask[0].get() | (1 << 12) | (1 << 6));
+        seen.extend(walk.by_ref());
+        assert_eq!(seen, [5, 9, 12, 80, 100, 1]);
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), seen.len(), "nothing visited twice");
+    }
+
+    proptest! {
+        // The same walk over the three storages gives the same bits.
+        #[test]
+        fn wrap_bits_over_every_storage(w in proptest::collection::vec(any::<u64>(), 0..5),
+                                        nbits in 0u32..400, start in any::<u32>()) {
+            let plain: Vec<u32> = wrap_bits(&w[..], nbits, start).collect();
+            let a: Vec<u32> = wrap_bits(&atomics(&w)[..], nbits, start).collect();
+            let c: Vec<u32> = wrap_bits(&cells(&w)[..], nbits, start).collect();
+            prop_assert_eq!(&a, &plain);
+            prop_assert_eq!(&c, &plain);
+            for &b in &plain {
+                prop_assert!(bit_is_set(&atomics(&w)[..], b) && bit_is_set(&cells(&w)[..], b));
+            }
+        }
+
+        // Whatever a writer does between steps, each bit is yielded at
+        // most once, a bit is yielded only if it is set when the walk
+        // reaches it (so one cleared ahead of the walk is not), and the
+        // order stays for_each_cpu_wrap()'s: up from the start, then up
+        // from 0 below it.
+        #[test]
+        fn changing_mask_each_bit_once(w in proptest::collection::vec(any::<u64>(), 1..4),
+                                       start in 0u32..256,
+                                       writes in proptest::collection::vec((0u32..256, any::<bool>()), 0..40)) {
+            let nbits = 64 * w.len() as u32;
+            let start = start % nbits;
+            let mask = cells(&w);
+            let mut seen: Vec<u32> = Vec::new();
+            let mut writes = writes.into_iter();
+            // The writes happen between the walk's steps.
+            for b in wrap_bits(&mask[..], nbits, start) {
+                prop_assert!(bit_is_set(&mask[..], b));
+                // (leg, bit) only grows.
+                let key = |x: u32| (x < start, x);
+                if let Some(&last) = seen.last() {
+                    prop_assert!(key(b) > key(last));
+                }
+                seen.push(b);
+                if let Some((bit, set)) = writes.next() {
+                    let bit = bit % nbits;
+                    let (i, m) = ((bit / 64) as usize, 1u64 << (bit % 64));
+                    mask[i].set(if set { mask[i].get() | m } else { mask[i].get() & !m });
+                }
+            }
+            let mut sorted = seen.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            prop_assert_eq!(sorted.len(), seen.len());
+        }
     }
 }

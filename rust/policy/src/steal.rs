@@ -15,11 +15,15 @@
 //!
 //! This file holds the pure decisions: when the mask changes, whether to
 //! steal at all, and in which order victims are tried. The kernel shim
-//! (patch 0013) keeps the mask (a sparsemask indexed by CPU number, see
-//! `sparsemask.rs`) and moves the task under the runqueue locks, one victim
-//! at a time, when [`steal_first`] asks it to.
+//! (patch 0013) keeps one sparsemask per LLC (see `sparsemask.rs`: element
+//! `e` is CPU `base + e`, `base` the LLC's lowest CPU), reads it only
+//! through atomics (`words.rs`), and moves the task under the runqueue
+//! locks, one victim at a time, when [`steal_first`] asks it to, while
+//! [`victims`] is still walking the mask.
 
-use super::sis_select::bit_is_set;
+use super::sis_select::{bit_is_set, wrap_bits};
+use super::sparsemask;
+use super::words::Words;
 
 /// How an `h_nr_running` change moves a CPU in the overloaded mask:
 /// `Some(true)` to set its bit, `Some(false)` to clear it, `None` to leave
@@ -66,41 +70,51 @@ pub fn should_steal(i: StealInput) -> bool {
         && i.avg_idle_ns >= i.avg_steal_cost_ns
 }
 
-/// `cpus` (ascending) in `for_each_cpu_wrap()` order: from `start` up,
-/// then the ones below it.
-fn wrapped<I>(cpus: I, start: u32) -> impl Iterator<Item = u32>
-where
-    I: Iterator<Item = u32> + Clone,
-{
-    let low = cpus.clone();
-    cpus.filter(move |&c| c >= start)
-        .chain(low.filter(move |&c| c < start))
-}
-
 /// Victims in the order they are tried: the overloaded CPUs of this CPU's
 /// core (its SMT siblings), for cache warmth, then the other overloaded
 /// CPUs of its LLC, each leg from the CPU after this one, wrapping, so
 /// that idle CPUs of an LLC do not all start at the same victim. Each CPU
 /// at most once, never this one, never one outside `llc`.
 ///
-/// `overloaded` yields the overloaded CPUs in ascending order, e.g.
-/// [`super::sparsemask::elements`] or [`super::sis_select::wrap_bits`] from
-/// 0; `llc` and `siblings` are cpumask words.
-pub fn victims<'a, I>(
-    overloaded: I,
-    llc: &'a [u64],
-    siblings: &'a [u64],
+/// `overloaded` is this LLC's sparsemask, `bits_per_line` elements a line,
+/// element `e` for CPU `base + e`; `llc` and `siblings` are cpumask words.
+/// The siblings are probed one by one, in `for_each_cpu_wrap()` order from
+/// the CPU after this one: one word read each. Then one wrapped walk over
+/// the mask, from the element after this CPU's, reads each line once, when
+/// it gets there (the start line twice: its high part first, its low part
+/// last), and skips this CPU, the siblings (tried already) and any CPU
+/// outside `llc` (the shim checks too). Lazy, and the walk's legs cover
+/// disjoint elements, so the shim can steal, which clears the victim's
+/// bit, and other CPUs can write the mask, while the walk is in flight:
+/// no CPU comes twice.
+pub fn victims<'a, W, W2, W3>(
+    overloaded: &'a W,
+    bits_per_line: u32,
+    base: u32,
+    llc: &'a W2,
+    siblings: &'a W3,
     this_cpu: u32,
 ) -> impl Iterator<Item = u32> + 'a
 where
-    I: Iterator<Item = u32> + Clone + 'a,
+    W: Words + ?Sized + 'a,
+    W2: Words + ?Sized + 'a,
+    W3: Words + ?Sized + 'a,
 {
-    let start = this_cpu.wrapping_add(1);
     let candidate = move |c: u32| c != this_cpu && bit_is_set(llc, c);
-    let same_core = wrapped(overloaded.clone(), start)
-        .filter(move |&c| candidate(c) && bit_is_set(siblings, c));
-    let rest =
-        wrapped(overloaded, start).filter(move |&c| candidate(c) && !bit_is_set(siblings, c));
+    let is_overloaded = move |c: u32| {
+        c.checked_sub(base)
+            .is_some_and(|e| sparsemask::contains(overloaded, bits_per_line, e))
+    };
+    let sibling_bits = u32::try_from(siblings.nwords().saturating_mul(64)).unwrap_or(u32::MAX);
+    let same_core = wrap_bits(siblings, sibling_bits, this_cpu.wrapping_add(1))
+        .filter(move |&c| candidate(c) && is_overloaded(c));
+    // The element after this CPU's; from 0 if this CPU is below the mask.
+    let start = this_cpu
+        .checked_sub(base)
+        .map_or(0, |e| e.saturating_add(1));
+    let rest = sparsemask::wrapped(overloaded, bits_per_line, start)
+        .filter_map(move |e| base.checked_add(e))
+        .filter(move |&c| candidate(c) && !bit_is_set(siblings, c));
     same_core.chain(rest)
 }
 
@@ -233,67 +247,162 @@ mod tests {
         }));
     }
 
-    fn dense(o: &[u64]) -> impl Iterator<Item = u32> + Clone + '_ {
-        crate::sis_select::wrap_bits(o, 64 * o.len() as u32, 0)
+    /// Bits per line of Sistare's layout.
+    const BPL: u32 = 8;
+
+    /// An LLC's sparsemask of `nelems` elements from `base`, with the CPUs
+    /// `cpus` set.
+    fn sparse(base: u32, nelems: u32, cpus: &[u32]) -> Vec<u64> {
+        let mut words = vec![0u64; sparsemask::words_for(nelems, BPL) as usize];
+        for &c in cpus {
+            let (w, b) = sparsemask::locate(c - base, BPL);
+            words[w as usize] |= 1 << b;
+        }
+        words
+    }
+
+    /// A cpumask of `cpus` over `nbits` bits.
+    fn cpumask(nbits: u32, cpus: impl IntoIterator<Item = u32>) -> Vec<u64> {
+        let mut words = vec![0u64; nbits.div_ceil(64) as usize];
+        for c in cpus {
+            words[(c / 64) as usize] |= 1 << (c % 64);
+        }
+        words
+    }
+
+    fn order(o: &[u64], base: u32, llc: &[u64], sib: &[u64], this: u32) -> Vec<u32> {
+        victims(o, BPL, base, llc, sib, this).collect()
     }
 
     // SMT2 x 4 in one LLC: cores {0,1} {2,3} {4,5} {6,7}.
     #[test]
     fn same_core_first_then_llc() {
-        let overloaded = [0b1010_1010u64]; // 1, 3, 5, 7
+        let overloaded = sparse(0, 8, &[1, 3, 5, 7]);
         let llc = [0xffu64];
-        let sib_of_0 = [0b0000_0011u64];
-        let v: Vec<u32> = victims(dense(&overloaded), &llc, &sib_of_0, 0).collect();
-        assert_eq!(v, [1, 3, 5, 7]);
-        let sib_of_4 = [0b0011_0000u64];
-        let v: Vec<u32> = victims(dense(&overloaded), &llc, &sib_of_4, 4).collect();
+        assert_eq!(order(&overloaded, 0, &llc, &[0b0000_0011], 0), [1, 3, 5, 7]);
         assert_eq!(
-            v,
+            order(&overloaded, 0, &llc, &[0b0011_0000], 4),
             [5, 7, 1, 3],
             "own core's 5 first, then from 5 on, wrapping"
         );
         // An overloaded CPU never steals from itself.
-        let v: Vec<u32> = victims(dense(&overloaded), &llc, &[0b1100_0000], 7).collect();
-        assert_eq!(v, [1, 3, 5]);
+        assert_eq!(order(&overloaded, 0, &llc, &[0b1100_0000], 7), [1, 3, 5]);
     }
 
-    // Two LLCs of SMT2 x 2, x86 numbering: LLC0 = {0,1,4,5}, LLC1 =
-    // {2,3,6,7}, siblings n and n+4. Victims stay in the stealer's LLC.
+    // Two LLCs of SMT2 x 2: LLC0 = {0,1,4,5} (base 0), LLC1 = {2,3,6,7}
+    // (base 2), siblings n and n+4; each LLC has its own mask. Bits of
+    // CPUs outside the LLC (a corrupt mask) are skipped.
     #[test]
     fn stays_in_llc() {
-        let overloaded = [0b1110_1110u64]; // 1, 2, 3, 5, 6, 7
         let llc0 = [0b0011_0011u64];
-        let sib_of_1 = [0b0010_0010u64];
-        let v: Vec<u32> = victims(dense(&overloaded), &llc0, &sib_of_1, 1).collect();
-        assert_eq!(v, [5], "only 5 is overloaded in LLC0 besides the stealer");
+        let mask0 = sparse(0, 6, &[1, 5, 2, 3]); // 2 and 3: not LLC0's
+        assert_eq!(order(&mask0, 0, &llc0, &[0b0010_0010], 1), [5]);
         let llc1 = [0b1100_1100u64];
-        let sib_of_2 = [0b0100_0100u64];
-        let v: Vec<u32> = victims(dense(&overloaded), &llc1, &sib_of_2, 2).collect();
-        assert_eq!(v, [6, 3, 7]);
+        let mask1 = sparse(2, 6, &[2, 3, 6, 7]);
+        assert_eq!(order(&mask1, 2, &llc1, &[0b0100_0100], 2), [6, 3, 7]);
     }
 
+    // x86 numbering, 2 LLCs of 4 cores x SMT2 on 16 CPUs: LLC A = 0-3,
+    // 8-11 (base 0), LLC B = 4-7, 12-15 (base 4), siblings cpu ^ 8. Each
+    // mask has 12 elements, 2 lines; elements 4-7 are never in the LLC.
     #[test]
-    fn sparse_and_dense_agree() {
-        use crate::sparsemask::{elements, locate, words_for};
-        let cpus = [3u32, 9, 17, 40, 63];
-        let mut sparse = vec![0u64; words_for(64, 8) as usize];
-        let mut d = 0u64;
-        for &c in &cpus {
-            let (w, b) = locate(c, 8);
-            sparse[w as usize] |= 1 << b;
-            d |= 1 << c;
-        }
-        let llc = [u64::MAX];
-        let sib = [0b11u64 << 16];
-        let a: Vec<u32> = victims(elements(&sparse, 8), &llc, &sib, 16).collect();
-        let b: Vec<u32> = victims(dense(&[d]), &llc, &sib, 16).collect();
-        assert_eq!(a, b);
-        assert_eq!(a, [17, 40, 63, 3, 9]);
+    fn x86_numbering() {
+        let llc_a = cpumask(16, [0, 1, 2, 3, 8, 9, 10, 11]);
+        let llc_b = cpumask(16, [4, 5, 6, 7, 12, 13, 14, 15]);
+        let sib = |c: u32| cpumask(16, [c, c ^ 8]);
+        let a = sparse(0, 12, &[1, 2, 8, 10, 11]);
+        assert_eq!(order(&a, 0, &llc_a, &sib(9), 9), [1, 10, 11, 2, 8]);
+        assert_eq!(order(&a, 0, &llc_a, &sib(3), 3), [11, 8, 10, 1, 2]);
+        let b = sparse(4, 12, &[4, 7, 12, 13, 14]);
+        assert_eq!(order(&b, 4, &llc_b, &sib(5), 5), [13, 7, 12, 14, 4]);
+        assert_eq!(order(&b, 4, &llc_b, &sib(15), 15), [7, 4, 12, 13, 14]);
     }
 
     #[test]
     fn nothing_overloaded() {
-        assert_eq!(victims(dense(&[0]), &[0xff], &[0b11], 0).count(), 0);
+        assert_eq!(order(&sparse(0, 8, &[]), 0, &[0xff], &[0b11], 0).len(), 0);
+        assert_eq!(order(&[], 0, &[0xff], &[0b11], 0).len(), 0);
+    }
+
+    /// Plain words that count the reads of each word.
+    struct Counting {
+        words: Vec<u64>,
+        reads: Vec<core::cell::Cell<u32>>,
+    }
+
+    impl Words for Counting {
+        fn nwords(&self) -> usize {
+            self.words.len()
+        }
+        fn word(&self, i: usize) -> u64 {
+            if let Some(r) = self.reads.get(i) {
+                r.set(r.get() + 1);
+            }
+            self.words[..].word(i)
+        }
+    }
+
+    // The walk reads each of the LLC's lines once, the start line twice,
+    // plus one word per sibling probed; the old two-leg walk read the
+    // whole mask up to four times.
+    #[test]
+    fn reads_each_line_once() {
+        // 40 CPUs, SMT2 cores {2k, 2k+1}, 5 lines; stealer 12 (line 1).
+        let words = sparse(0, 40, &[3, 13, 17, 30, 39]);
+        let c = Counting {
+            reads: words.iter().map(|_| core::cell::Cell::new(0)).collect(),
+            words,
+        };
+        let llc = cpumask(40, 0..40);
+        let v: Vec<u32> = victims(&c, BPL, 0, &llc[..], &cpumask(40, [12, 13])[..], 12).collect();
+        assert_eq!(v, [13, 17, 30, 39, 3]);
+        let reads: Vec<u32> = c.reads.iter().map(|r| r.get()).collect();
+        // Line 1 (word 8): sibling 13's probe, the high part, the low part.
+        assert_eq!(reads[8], 3);
+        for line in [0usize, 2, 3, 4] {
+            assert_eq!(reads[line * 8], 1, "line {line}");
+        }
+        assert_eq!(reads.iter().sum::<u32>(), 7);
+    }
+
+    // The shim steals while the walk is in flight: a victim's bit clears,
+    // other CPUs set and clear theirs. No CPU comes twice, none outside
+    // the LLC, never the stealer; a CPU whose bit was cleared before the
+    // walk reached its line is not tried.
+    #[test]
+    fn mask_changes_during_the_walk() {
+        use core::cell::Cell;
+        let m: Vec<Cell<u64>> = sparse(0, 32, &[1, 9, 17, 25])
+            .into_iter()
+            .map(Cell::new)
+            .collect();
+        let set = |cpu: u32, on: bool| {
+            let (w, b) = sparsemask::locate(cpu, BPL);
+            let c = &m[w as usize];
+            c.set(if on {
+                c.get() | 1 << b
+            } else {
+                c.get() & !(1 << b)
+            });
+        };
+        let llc = cpumask(32, (0..32).filter(|&c| c != 26));
+        let sib = cpumask(32, [8, 9]);
+        let mut tried = Vec::new();
+        let r = steal_first(victims(&m[..], BPL, 0, &llc[..], &sib[..], 8), |v| {
+            tried.push(v);
+            set(v, false); // what stealing from v can do
+            if v == 9 {
+                set(17, false); // ahead, another CPU went down to 1
+                set(18, true); // ahead
+                set(26, true); // ahead, but not in the LLC
+                set(9, true); // the victim again: already tried
+                set(1, false); // below the start, cleared before the wrap
+                set(2, true); // below the start, set before the wrap
+            }
+            StealOutcome::NotStolen
+        });
+        assert_eq!(tried, [9, 18, 25, 2]);
+        assert_eq!(r.attempts, 4);
     }
 
     #[test]
@@ -334,21 +443,130 @@ mod tests {
         assert_eq!(r.attempts, 0);
     }
 
+    /// The order the brief describes, naively: the overloaded siblings in
+    /// for_each_cpu_wrap() order from the CPU after this one, then every
+    /// element from the one after this CPU's, wrapping, each filtered.
+    fn reference(o: &[u64], base: u32, llc: &[u64], sib: &[u64], this: u32) -> Vec<u32> {
+        let cap = sparsemask::capacity(o, BPL);
+        let test = |m: &[u64], c: u32| {
+            (c / 64) < m.len() as u32 && (m[(c / 64) as usize] >> (c % 64)) & 1 != 0
+        };
+        let over = |c: u32| {
+            c >= base && c - base < cap && {
+                let (w, b) = sparsemask::locate(c - base, BPL);
+                (o[w as usize] >> b) & 1 != 0
+            }
+        };
+        let ok = |c: u32| c != this && test(llc, c);
+        let nbits = 64 * sib.len() as u32;
+        let s0 = if nbits == 0 { 0 } else { (this + 1) % nbits };
+        let mut v: Vec<u32> = (s0..nbits)
+            .chain(0..s0)
+            .filter(|&c| test(sib, c) && ok(c) && over(c))
+            .collect();
+        let e0 = if this >= base && this - base + 1 < cap {
+            this - base + 1
+        } else {
+            0
+        };
+        v.extend(
+            (e0..cap)
+                .chain(0..e0)
+                .map(|e| base + e)
+                .filter(|&c| over(c) && ok(c) && !test(sib, c)),
+        );
+        v
+    }
+
+    /// Checks `victims` against the reference and its promises.
+    fn check(
+        o: &[u64],
+        base: u32,
+        llc: &[u64],
+        sib: &[u64],
+        this: u32,
+    ) -> Result<(), TestCaseError> {
+        let v = order(o, base, llc, sib, this);
+        prop_assert_eq!(&v, &reference(o, base, llc, sib, this));
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        prop_assert_eq!(sorted.len(), v.len(), "a CPU twice");
+        prop_assert!(!v.contains(&this));
+        prop_assert!(v.iter().all(|&c| bit_is_set(llc, c)));
+        // Siblings first.
+        let first_other = v
+            .iter()
+            .position(|&c| !bit_is_set(sib, c))
+            .unwrap_or(v.len());
+        prop_assert!(v[first_other..].iter().all(|&c| !bit_is_set(sib, c)));
+        Ok(())
+    }
+
+    /// A machine of `llcs` LLCs x `cores` cores x `smt` threads, x86 or
+    /// consecutive numbering: for each CPU (LLC span, LLC base, last CPU
+    /// of the LLC, SMT siblings), as cpumasks of the machine's bits.
+    fn machine(llcs: u32, cores: u32, smt: u32, x86: bool) -> Vec<(Vec<u64>, u32, u32, Vec<u64>)> {
+        let ncores = llcs * cores;
+        let nr = ncores * smt;
+        // (core, thread) of each CPU.
+        let place = |c: u32| {
+            if x86 {
+                (c % ncores, c / ncores)
+            } else {
+                (c / smt, c % smt)
+            }
+        };
+        (0..nr)
+            .map(|c| {
+                let (core, _) = place(c);
+                let l = core / cores;
+                let span: Vec<u32> = (0..nr).filter(|&o| place(o).0 / cores == l).collect();
+                let sib: Vec<u32> = (0..nr).filter(|&o| place(o).0 == core).collect();
+                let (base, last) = (span[0], *span.last().unwrap());
+                (cpumask(nr, span), base, last, cpumask(nr, sib))
+            })
+            .collect()
+    }
+
     proptest! {
-        // Every overloaded CPU of the LLC but this one appears exactly once,
-        // siblings first.
+        // Random masks, spans and siblings, including CPUs below the base,
+        // bits outside the LLC and a stealer outside the mask.
         #[test]
-        fn each_victim_once(o in any::<u64>(), s in any::<u64>(), llc in any::<u64>(), this in 0u32..64) {
-            let s = s | (1 << this);
-            let v: Vec<u32> = victims(dense(&[o]), &[llc], &[s], this).collect();
-            let mut sorted = v.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            prop_assert_eq!(sorted.len(), v.len());
-            let want = (o & llc & !(1u64 << this)).count_ones() as usize;
-            prop_assert_eq!(v.len(), want);
-            let first_other = v.iter().position(|&c| (s >> c) & 1 == 0).unwrap_or(v.len());
-            prop_assert!(v[first_other..].iter().all(|&c| (s >> c) & 1 == 0));
+        fn equals_reference_random(over in proptest::collection::vec(any::<bool>(), 1..130),
+                                   base in 0u32..64, llc in any::<[u64; 3]>(), sib in any::<[u64; 3]>(),
+                                   this in 0u32..192) {
+            let nelems = over.len() as u32;
+            let cpus: Vec<u32> = (0..nelems).filter(|&e| over[e as usize]).map(|e| base + e).collect();
+            let o = sparse(base, nelems, &cpus);
+            check(&o, base, &llc, &sib, this)?;
+            let mut sib = sib;
+            sib[(this / 64) as usize] |= 1 << (this % 64);
+            check(&o, base, &llc, &sib, this)?;
+        }
+
+        // Real topologies: SMT1, SMT2, SMT4, consecutive and x86 numbering,
+        // LLCs of one to several lines, every CPU stealing; a few corrupt
+        // bits for CPUs outside the LLC.
+        #[test]
+        fn equals_reference_on_topologies(llcs in 1u32..=3, cores in 1u32..=20, smt_log in 0u32..=2,
+                                          x86 in any::<bool>(), over in any::<[u64; 4]>(),
+                                          junk in any::<u64>()) {
+            let smt = 1 << smt_log;
+            let m = machine(llcs, cores, smt, x86 && smt > 1);
+            for (this, (span, base, last, sib)) in m.iter().enumerate() {
+                let this = this as u32;
+                let nelems = last - base + 1;
+                let cpus: Vec<u32> = (*base..=*last)
+                    .filter(|&c| {
+                        let in_span = bit_is_set(&span[..], c);
+                        let bit = if in_span { over[(c / 64) as usize] } else { junk };
+                        (bit >> (c % 64)) & 1 != 0
+                    })
+                    .collect();
+                let o = sparse(*base, nelems, &cpus);
+                check(&o, *base, span, sib, this)?;
+            }
         }
     }
 }

@@ -16,7 +16,8 @@
 //! threshold (`idle_cpus`), the `imbalance_pct` test (`avg_load`), the
 //! detach test (`detach_load`), the balance interval
 //! (`balance_interval`, `jiffies`), where the newidle walk stops
-//! (`newidle_walk`, `newidle_backoff`) and STEAL (`steal`, `sparsemask`).
+//! (`newidle_walk`, `newidle_backoff`) and the failure count it reads
+//! (`newidle_streak`), and STEAL (`steal`, `sparsemask`).
 //! The rest is the stock C, reduced: no cgroups, no misfit or asym
 //! packing, no affinity, no RT or IRQ pressure on capacity.
 
@@ -25,11 +26,13 @@ use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS};
 use crate::topology::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC};
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
 use sched_lb_policy::idle_cpus::IdleCpusFlags;
+use sched_lb_policy::newidle_streak;
 use sched_lb_policy::newidle_walk::{stop_at_domain, WalkStep};
 use sched_lb_policy::steal::{
     should_steal, steal_first, victims, StealInput, StealOutcome, STEAL_MAX_NUMA_NODES,
 };
 use sched_lb_policy::{avg_load, detach_load, idle_cpus, sparsemask};
+use std::rc::Rc;
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +150,9 @@ impl Sim {
                 self.charge(cpu, b.cost_ns);
                 if b.moved > 0 {
                     self.stats.lb_moved += u64::from(b.moved);
+                    // A pull into this CPU ends NEWIDLE_BACKOFF's failure
+                    // count, whichever balancer made it.
+                    self.newidle_account(cpu, true);
                     idle = if self.idle(cpu) {
                         IdleType::Idle
                     } else {
@@ -680,7 +686,6 @@ impl Sim {
         let f = self.cfg.flags;
         let mut curr_cost = 0u64;
         let mut pulled = false;
-        let mut balanced_any = false;
         let mut stopped = false;
         for k in 0..levels {
             let step = WalkStep {
@@ -688,7 +693,7 @@ impl Sim {
                 curr_cost_ns: curr_cost,
                 max_newidle_lb_cost_ns: self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns,
                 migration_cost_ns: self.cfg.topology.domains[cpu as usize][k].migration_cost_ns,
-                consecutive_failures: self.rqs[cpu as usize].newidle_fail_streak,
+                consecutive_failures: self.rqs[cpu as usize].newidle_streak.failures,
                 backoff: f.newidle_backoff,
                 migration_cost: f.sd_migration_cost,
             };
@@ -697,7 +702,6 @@ impl Sim {
                 break;
             }
             let b = self.balance_rq(cpu, k, IdleType::NewlyIdle);
-            balanced_any = true;
             self.stats.newidle_domains += 1;
             self.update_newidle_cost(cpu, k, b.cost_ns);
             curr_cost = curr_cost.saturating_add(b.cost_ns);
@@ -713,18 +717,22 @@ impl Sim {
         if curr_cost > rq.max_idle_balance_cost_ns {
             rq.max_idle_balance_cost_ns = curr_cost;
         }
-        if balanced_any {
-            rq.newidle_fail_streak = if pulled {
-                0
-            } else {
-                rq.newidle_fail_streak.saturating_add(1)
-            };
-        }
+        // Every attempt counts, a walk the backoff cut short at its first
+        // domain too: counting only walks that balanced a domain latched.
+        self.newidle_account(cpu, pulled);
         if pulled {
             self.stats.newidle_pulled += 1;
         }
         self.stats.newidle_cost_ns += curr_cost;
         self.charge(cpu, curr_cost);
+    }
+
+    /// The kernel's `newidle_account` hook: one newidle attempt on `cpu`,
+    /// or one pull into it by any balancer, at the current jiffy.
+    fn newidle_account(&mut self, cpu: u32, pulled: bool) {
+        let now = self.jiffies();
+        let rq = &mut self.rqs[cpu as usize];
+        rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, pulled);
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task
@@ -735,8 +743,14 @@ impl Sim {
         }
         let topo = &self.cfg.topology;
         let l = topo.llc_of[cpu as usize] as usize;
-        let words = &self.llc[l].overloaded;
-        let any = words.iter().any(|&w| w != 0);
+        // The walk below holds these while the steal mutates `self`: the
+        // mask by sharing its cells (the steal writes them, as in the
+        // kernel), the topology masks, which never change, by copy.
+        let words = Rc::clone(&self.llc[l].overloaded);
+        let base = self.llc[l].overloaded_base;
+        let llc_span = topo.llc_span[l].clone();
+        let siblings = topo.smt_mask[cpu as usize].clone();
+        let any = words.iter().any(|w| w.get() != 0);
         let nodes = if self.cfg.steal_ignore_node_limit {
             topo.nodes().min(STEAL_MAX_NUMA_NODES)
         } else {
@@ -754,19 +768,18 @@ impl Sim {
             return false;
         }
         self.stats.steal_attempts += 1;
-        let lines = u64::from(sparsemask::words_for(
-            topo.llc_size[cpu as usize],
+        // The walk reads this LLC's own lines, each once.
+        let lines = words.len() as u64 / u64::from(sparsemask::WORDS_PER_LINE);
+        let order = victims(
+            &words[..],
             crate::sim::SPARSE_BITS_PER_LINE,
-        )) / u64::from(sparsemask::WORDS_PER_LINE);
-        let order: Vec<u32> = victims(
-            sparsemask::elements(words, crate::sim::SPARSE_BITS_PER_LINE),
-            topo.llc_span[l].words(),
-            topo.smt_mask[cpu as usize].words(),
+            base,
+            llc_span.words(),
+            siblings.words(),
             cpu,
-        )
-        .collect();
+        );
         let mut cost = self.cost.steal_base_ns + lines * self.cost.steal_per_line_ns;
-        let res = steal_first(order.into_iter(), |v| {
+        let res = steal_first(order, |v| {
             cost += self.cost.steal_per_victim_ns;
             if self.nr_running(cpu) > 0 {
                 return StealOutcome::Stop;
@@ -785,6 +798,7 @@ impl Sim {
         let stolen = res.from.is_some();
         if stolen {
             self.stats.steals += 1;
+            self.newidle_account(cpu, true);
         }
         let rq = &mut self.rqs[cpu as usize];
         let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
@@ -859,5 +873,65 @@ mod tests {
         // should_we_balance() said no: out_balanced, the interval doubles.
         assert_eq!(s.rqs[5].dom[1].balance_interval_ms, 16);
         assert_eq!(s.rqs[5].dom[1].nr_balance_failed, 0);
+    }
+
+    /// xeon2x22 (x86 numbering: LLC 0 = CPUs 0-21 and 44-65, siblings
+    /// n and n + 44), one always-running task per CPU, STEAL on.
+    fn one_task_per_cpu_xeon() -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset("xeon2x22").unwrap(),
+            Workload::parse("fairness:88").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        cfg.flags.steal = true;
+        let sim = Sim::new(cfg);
+        assert!((0..88).all(|c| sim.nr_running(c) == 1));
+        sim
+    }
+
+    /// Empties `from` by moving its task to `to`.
+    fn move_curr(sim: &mut Sim, from: u32, to: u32) {
+        sim.put_prev(from);
+        let t = sim.rqs[from as usize].queue[0];
+        sim.migrate(t, from, to);
+    }
+
+    /// Each LLC has its own mask from its first CPU: with x86 numbering
+    /// LLC 1 (CPUs 22-43, 66-87) starts at 22, and both hold 66 elements,
+    /// the span's hole included: 9 lines.
+    #[test]
+    fn steal_mask_per_llc() {
+        let mut s = one_task_per_cpu_xeon();
+        assert_eq!(s.llc[0].overloaded_base, 0);
+        assert_eq!(s.llc[1].overloaded_base, 22);
+        for l in &s.llc {
+            assert_eq!(l.overloaded.len(), sparsemask::words_for(66, 8) as usize);
+        }
+        move_curr(&mut s, 1, 66);
+        let set: Vec<u32> = sparsemask::elements(&s.llc[1].overloaded[..], 8).collect();
+        assert_eq!(set, [66 - 22]);
+        assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
+    }
+
+    /// The sibling is tried first, then the LLC from the CPU after the
+    /// stealer; a steal is a pull, which ends the newidle failure count.
+    #[test]
+    fn steal_sibling_first_then_llc() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5); // 0 idle, 5 overloaded
+        move_curr(&mut s, 1, 44); // 1 idle, 44 (0's sibling) overloaded
+        s.rqs[0].newidle_streak.failures = 50;
+        assert!(s.try_steal(0));
+        assert_eq!(
+            (s.nr_running(0), s.nr_running(44), s.nr_running(5)),
+            (1, 1, 2),
+            "0 took from its sibling 44, not from 5"
+        );
+        assert_eq!(s.rqs[0].newidle_streak.failures, 0);
+        assert!(s.try_steal(1));
+        assert_eq!((s.nr_running(1), s.nr_running(5)), (1, 1));
+        assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
+        assert!(!s.try_steal(2), "not idle");
     }
 }

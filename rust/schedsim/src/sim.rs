@@ -27,9 +27,12 @@ use crate::rng::Rng;
 use crate::stats::{RunResult, Stats, TaskStat, Timeline};
 use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::workload::{Part, Workload, HACKBENCH_QUEUE_CAP};
+use sched_lb_policy::newidle_streak::Streak;
 use sched_lb_policy::{sis_age, sis_budget, sis_cost, sis_select, sparsemask};
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::rc::Rc;
 
 /// Nanoseconds per jiffy at HZ=1000.
 pub const NS_PER_JIFFY: u64 = 1_000_000;
@@ -257,8 +260,8 @@ pub struct Rq {
     pub next_balance: u64,
     /// Per-domain state, bottom up.
     pub dom: Vec<DomState>,
-    /// Patch 0007's `newidle_fail_streak`.
-    pub newidle_fail_streak: u32,
+    /// NEWIDLE_BACKOFF's failure count (`newidle_streak::account`).
+    pub newidle_streak: Streak,
     /// STEAL: average cost of a steal attempt, ns.
     pub avg_steal_cost_ns: u64,
     /// `cfs_rq->avg.load_avg` input: runnable weight.
@@ -274,7 +277,10 @@ pub struct Rq {
 }
 
 /// Per-LLC shared state (`struct sched_domain_shared`).
-#[derive(Clone, Debug)]
+///
+/// Not `Clone`: the overloaded mask is shared (`Rc`) with the steal walk
+/// in flight, and a clone would share it too.
+#[derive(Debug)]
 pub struct LlcShared {
     /// SIS_UTIL `nr_idle_scan`.
     pub nr_idle_scan: u32,
@@ -282,8 +288,14 @@ pub struct LlcShared {
     pub has_idle_cores: bool,
     /// RFC 01's `avg_scan_cost`, ns.
     pub avg_scan_cost_ns: u64,
-    /// STEAL's overloaded CPUs, sparsemask layout.
-    pub overloaded: Vec<u64>,
+    /// STEAL's overloaded CPUs of this LLC, sparsemask layout, element
+    /// `cpu - overloaded_base`: the LLC's own lines, as patch 0013 lays
+    /// them out. Cells behind an `Rc` because `steal::victims` walks the
+    /// mask lazily while the steal it drives moves a task, which writes
+    /// the mask (`nr_changed()`), as the kernel's walk over atomics does.
+    pub overloaded: Rc<[Cell<u64>]>,
+    /// The LLC's lowest CPU: element 0 of `overloaded`.
+    pub overloaded_base: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -382,7 +394,10 @@ impl Sim {
                         last_decay_jiffies: 0,
                     })
                     .collect(),
-                newidle_fail_streak: 0,
+                newidle_streak: Streak {
+                    failures: 0,
+                    stamp_jiffies: 0,
+                },
                 avg_steal_cost_ns: 0,
                 load: Pelt::new(0, 0),
                 util: Pelt::new(0, 0),
@@ -394,11 +409,21 @@ impl Sim {
         let llc = topo
             .llc_span
             .iter()
-            .map(|s| LlcShared {
-                nr_idle_scan: s.weight(),
-                has_idle_cores: true,
-                avg_scan_cost_ns: 0,
-                overloaded: vec![0; sparsemask::words_for(nr, SPARSE_BITS_PER_LINE) as usize],
+            .map(|s| {
+                // Elements from the LLC's first CPU to its last: with x86
+                // numbering (SMT siblings nr/2 apart) the span has a hole,
+                // whose elements stay clear.
+                let base = s.first().unwrap_or(0);
+                let last = s.iter().last().unwrap_or(base);
+                let nelems = last.saturating_sub(base).saturating_add(1);
+                let words = sparsemask::words_for(nelems, SPARSE_BITS_PER_LINE) as usize;
+                LlcShared {
+                    nr_idle_scan: s.weight(),
+                    has_idle_cores: true,
+                    avg_scan_cost_ns: 0,
+                    overloaded: (0..words).map(|_| Cell::new(0)).collect(),
+                    overloaded_base: base,
+                }
             })
             .collect();
         let ncpu_factor = 1 + u64::from(31 - nr.clamp(1, 8).leading_zeros());
@@ -768,13 +793,14 @@ impl Sim {
         }
         // STEAL's mask: only 1 <-> 2 crossings write it.
         if let Some(set) = sched_lb_policy::steal::overload_transition(old, new) {
-            let llc = self.cfg.topology.llc_of[cpu as usize] as usize;
-            let (w, b) = sparsemask::locate(cpu, SPARSE_BITS_PER_LINE);
-            let word = &mut self.llc[llc].overloaded[w as usize];
+            let llc = &self.llc[self.cfg.topology.llc_of[cpu as usize] as usize];
+            let elem = cpu - llc.overloaded_base;
+            let (w, b) = sparsemask::locate(elem, SPARSE_BITS_PER_LINE);
+            let word = &llc.overloaded[w as usize];
             if set {
-                *word |= 1u64 << b;
+                word.set(word.get() | 1u64 << b);
             } else {
-                *word &= !(1u64 << b);
+                word.set(word.get() & !(1u64 << b));
             }
         }
         let now = self.now_ns;

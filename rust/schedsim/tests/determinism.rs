@@ -98,6 +98,15 @@ fn golden_trace_hashes() {
             "",
             0x99d3_3d3c_6859_5711,
         ),
+        // x86 numbering: STEAL's per-LLC mask spans the LLC's hole (9
+        // lines, not 6), and NEWIDLE_BACKOFF's count that does not latch.
+        (
+            "xeon2x22",
+            "hackbench:2+periodic:40:100:400",
+            100,
+            "+STEAL,+NEWIDLE_BACKOFF",
+            0x29d6_65e9_0430_ad74,
+        ),
     ];
     for (topo, wl, ms, flags, want) in cases {
         let got = run(cfg(topo, wl, 1, ms, flags)).trace_hash;
