@@ -148,6 +148,57 @@ pub(crate) static STEAL: HookStats = HookStats::new();
 static STEAL_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
 static STEAL_STOLEN: AtomicU64 = AtomicU64::new(0);
 
+/// The `sched_feat` flags as the call sites hand them to the hooks: how
+/// many hook calls (KUnit's left out) carried each flag on, in
+/// `/sys/kernel/debug/sched_lb_rs/flags/<FLAG>`. The guest's `flagsites`
+/// step flips each flag under load and requires its count to stay with
+/// the flag off and to grow with it on, so a call site that passed the
+/// wrong flag, or none, fails the run. The names are those of
+/// `kunit/flags`, which the step iterates over.
+static FLAGS: [(&CStr, AtomicU64); 11] = [
+    (c"BALANCE_IDLE_CPUS", AtomicU64::new(0)),
+    (c"BALANCE_IDLE_LLC2", AtomicU64::new(0)),
+    (c"LB_RELAX_FAILED", AtomicU64::new(0)),
+    (c"LB_BUSY_INTERVAL_DEC", AtomicU64::new(0)),
+    (c"NEWIDLE_BACKOFF", AtomicU64::new(0)),
+    (c"SD_MIGRATION_COST", AtomicU64::new(0)),
+    (c"SIS_PROP", AtomicU64::new(0)),
+    (c"SIS_AGE", AtomicU64::new(0)),
+    (c"SIS_ONCE", AtomicU64::new(0)),
+    (c"SIS_FOLD", AtomicU64::new(0)),
+    (c"STEAL", AtomicU64::new(0)),
+];
+
+/// Index of each flag in [`FLAGS`].
+#[derive(Clone, Copy)]
+enum Flag {
+    BalanceIdleCpus,
+    BalanceIdleLlc2,
+    LbRelaxFailed,
+    LbBusyIntervalDec,
+    NewidleBackoff,
+    SdMigrationCost,
+    SisProp,
+    SisAge,
+    SisOnce,
+    SisFold,
+    Steal,
+}
+
+/// Counts the flags a hook call carried on.
+fn flags_seen(flags: &[(Flag, bool)]) {
+    if in_kunit_test() {
+        return;
+    }
+    for &(flag, on) in flags {
+        if on {
+            if let Some((_, n)) = FLAGS.get(flag as usize) {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 /// Every hook's counters, with the debugfs directory name of each.
 static STATS: [(&CStr, &HookStats); 8] = [
     (c"idle_cpus_balanced", &IDLE_CPUS),
@@ -173,6 +224,10 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
 ) -> bool {
     // SAFETY: the caller guarantees `args` is valid for reads (see above).
     let a = unsafe { args.read() };
+    flags_seen(&[
+        (Flag::BalanceIdleCpus, a.balance_idle_cpus),
+        (Flag::BalanceIdleLlc2, a.balance_idle_llc2),
+    ]);
     let flags = IdleCpusFlags {
         balance_idle_cpus: a.balance_idle_cpus,
         balance_idle_llc2: a.balance_idle_llc2,
@@ -189,6 +244,7 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
 pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
+    flags_seen(&[(Flag::LbRelaxFailed, a.relax_failed)]);
     DETACH.record(detach_load::decide(
         a.load,
         a.imbalance,
@@ -217,6 +273,7 @@ pub(crate) unsafe extern "C" fn balance_interval(
 ) -> u64 {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
+    flags_seen(&[(Flag::LbBusyIntervalDec, a.busy_dec)]);
     INTERVAL.record(a.cpu_busy);
     balance_interval::sd_balance_interval_jiffies(IntervalInput {
         balance_interval_ms: a.balance_interval_ms,
@@ -232,6 +289,10 @@ pub(crate) unsafe extern "C" fn balance_interval(
 pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
+    flags_seen(&[
+        (Flag::NewidleBackoff, a.backoff),
+        (Flag::SdMigrationCost, a.migration_cost),
+    ]);
     NEWIDLE.record(newidle_walk::stop_at_domain(WalkStep {
         avg_idle_ns: a.avg_idle_ns,
         curr_cost_ns: a.curr_cost_ns,
@@ -387,6 +448,12 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
     // SAFETY: as for `idle_cpus_balanced()`. Read once: the callbacks
     // below get `args` back, so no reference into it stays alive.
     let a = unsafe { args.read() };
+    flags_seen(&[
+        (Flag::SisProp, a.sis_prop),
+        (Flag::SisAge, a.sis_age),
+        (Flag::SisOnce, a.sis_once),
+        (Flag::SisFold, a.sis_fold),
+    ]);
     let (mut wake_avg_ns, mut wake_stamp) = (a.wake_avg_ns, a.wake_stamp);
     if a.sis_age {
         (wake_avg_ns, wake_stamp) = sis_age::age_wake_avg(wake_avg_ns, wake_stamp, a.now_jiffies);
@@ -527,6 +594,7 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
     // else: `steal_from` gets `args` back and the shim reads it.
     let masks = unsafe { StealMasks::new(args.read()) };
     let a = &masks.a;
+    flags_seen(&[(Flag::Steal, a.enabled)]);
     let go = steal::should_steal(StealInput {
         enabled: a.enabled,
         numa_nodes: a.numa_nodes,
@@ -618,9 +686,14 @@ impl DebugfsDir {
     }
 
     /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
-    /// `sis_select/{scans,scan_ns,loops}` and `steal/{attempts,stolen}`.
+    /// `sis_select/{scans,scan_ns,loops}`, `steal/{attempts,stolen}` and
+    /// `flags/<FLAG>`.
     fn counters() -> Self {
         let root = DebugfsDir::create(c"sched_lb_rs", None);
+        let flags = DebugfsDir::create(c"flags", Some(&root));
+        for (name, n) in FLAGS.iter() {
+            flags.counter(name, n);
+        }
         for (name, stats) in STATS.iter() {
             let dir = DebugfsDir::create(name, Some(&root));
             dir.counter(c"calls", &stats.calls);

@@ -55,6 +55,12 @@ if grep -nE 'BUG:|WARNING:|Oops|INFO: possible|possible recursive locking|circul
 	failed=1
 fi
 
+# Every load of the module runs its KUnit suites again (cycle, hostile):
+# a failing case anywhere in the log fails the run, not only in the first.
+if grep -naE '^[[:space:]]*not ok [0-9]' "$log_file" >&2; then
+	warn "guest $name: a KUnit case failed (above)"
+	failed=1
+fi
 case " $plan " in
 *" kunit "*)
 	# Our own begin/end markers bound the KTAP of the module's suites; the

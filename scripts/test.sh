@@ -48,22 +48,19 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-# Kbuild's knob for make bench-hooks refuses a hook it does not know,
-# before it builds anything.
-if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" SLB_HOOKS_OFF=no_such_hook modules \
-	> "$SLB_LOGS/bad-hook.log" 2>&1 ||
-	! grep -q "SLB_HOOKS_OFF: unknown hook(s) 'no_such_hook'" "$SLB_LOGS/bad-hook.log"; then
-	cat "$SLB_LOGS/bad-hook.log" >&2
-	die "Kbuild accepted SLB_HOOKS_OFF=no_such_hook, or refused it without naming it"
-fi
-script_pass=$((script_pass + 1))
-if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" SLB_HOSTILE=yes modules \
-	> "$SLB_LOGS/bad-hostile.log" 2>&1 ||
-	! grep -q "SLB_HOSTILE: 'yes' is neither 1 nor empty" "$SLB_LOGS/bad-hostile.log"; then
-	cat "$SLB_LOGS/bad-hostile.log" >&2
-	die "Kbuild accepted SLB_HOSTILE=yes, or refused it without saying why"
-fi
-script_pass=$((script_pass + 1))
+# Kbuild's knobs refuse a value they do not know, before building
+# anything: kbuild_refuses KNOB=VALUE MESSAGE.
+kbuild_refuses() {
+	local log="$SLB_LOGS/kbuild-${1%%=*}.log"
+	if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" "$1" modules > "$log" 2>&1 ||
+		! grep -qF "$2" "$log"; then
+		cat "$log" >&2
+		die "Kbuild accepted $1, or refused it without saying '$2'"
+	fi
+	script_pass=$((script_pass + 1))
+}
+kbuild_refuses SLB_HOOKS_OFF=no_such_hook "SLB_HOOKS_OFF: unknown hook(s) 'no_such_hook'"
+kbuild_refuses SLB_HOSTILE=yes "SLB_HOSTILE: 'yes' is neither 1 nor empty"
 # A short run of the benchmark harness (make bench) checks that its guest
 # workloads, guest step and report work; the numbers are not looked at.
 smoke="$SLB_CACHE/bench-smoke"
@@ -91,7 +88,7 @@ memnodes="$memnodes -numa node,nodeid=0,cpus=0-7,memdev=m0"
 memnodes="$memnodes -numa node,nodeid=1,memdev=m1 -numa node,nodeid=2,memdev=m2"
 SLB_QEMU_EXTRA="$memnodes" \
 	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko" SLB_BENCH_DIR="$smoke" \
-	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load cycle hostile bench unload"
+	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load flagsites cycle hostile bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||
@@ -110,6 +107,13 @@ kunit_pass=$(sed -n 's/.*passed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
 kunit_fail=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
 kunit_skip=$(sed -n 's/.*skipped: \([0-9]*\).*/\1/p' <<< "$kunit_line")
 [ -n "$kunit_pass" ] && [ "$kunit_pass" -gt 0 ] || die "kunit.py reported no passed KUnit case"
+# The inventory: every case the sources register (the Rust suites' c"..."
+# case names, the C suite's KUNIT_CASE()s) ran and passed, so a suite that
+# vanished from the module cannot go unnoticed.
+kunit_cases=$(( $(grep -o 'c"[a-z0-9_]*"' "$SLB_ROOT/rust/kunit.rs" | wc -l) +
+	$(cat "$SLB_ROOT"/kunit/*.c | grep -c 'KUNIT_CASE(') ))
+[ "$kunit_pass" = "$kunit_cases" ] ||
+	die "KUnit: $kunit_pass cases passed, the sources register $kunit_cases"
 [ -z "$kunit_skip" ] || [ "$kunit_skip" = 0 ] || die "KUnit skipped $kunit_skip cases"
 guest_pass=$(grep -cE '^SLB: .* ok$' "$SLB_LOGS/test.console.log")
 guest_pass=$((guest_pass + 1)) # the bench harness smoke

@@ -87,7 +87,8 @@ struct Row {
 #[rustfmt::skip]
 static ROWS: [Row; 9] = [
     Row { what: "unlimited finds the idle CPU", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 6 },
-    Row { what: "starts after the target and wraps", idle: 0x03, allowed: 0xff, target: 4, prop_avg_idle_ns: None, util_nr: 0, pick: 0 },
+    // The target itself is idle: a scan that began at the target, not after it, would pick 4.
+    Row { what: "starts after the target and wraps", idle: 0x13, allowed: 0xff, target: 4, prop_avg_idle_ns: None, util_nr: 0, pick: 0 },
     // avg_idle under 512 ns predicts 0 (avg_idle / 512): SIS_PROP's floor, 2 cores = 4 CPUs.
     Row { what: "SIS_PROP floor: 2 cores of SMT2", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: -1 },
     Row { what: "SIS_PROP floor reaches CPU 4", idle: 0x10, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: 4 },
@@ -185,17 +186,21 @@ pub(super) unsafe extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
     a.sis_once = true;
     a.wake_avg_ns = 64_000;
     a.wake_stamp = 1000;
-    // (now, scan time, wake_avg after the scan): no jiffy passed, 5 us
+    // (now, scan time, wake_avg after the scan, loops): no jiffy passed, 5 us
     // spent: 59 us; two jiffies: 59/4 = 14.75 us, less 5: 9.75 us; same
-    // jiffy: 4.75 us; five more jiffies age it to 0.
+    // jiffy: 4.75 us; five more jiffies age it to 0. Nothing is idle, so
+    // each scan runs to its budget: 8 * wake_avg / 1001 ns cores, at least
+    // 2. The first three cover the LLC (8 CPUs visited); aged to 148 ns
+    // before the last scan, it gets the floor, 2 cores = 4 CPUs, and the
+    // loop that finds the budget spent counts: 5.
     #[rustfmt::skip]
-    let steps: [(u64, u64, u64); 4] = [
-        (1000, 5000, 59_000),
-        (1002, 5000, 9_750),
-        (1002, 5000, 4_750),
-        (1007, 5000, 0),
+    let steps: [(u64, u64, u64, u32); 4] = [
+        (1000, 5000, 59_000, 8),
+        (1002, 5000, 9_750, 8),
+        (1002, 5000, 4_750, 8),
+        (1007, 5000, 0, 5),
     ];
-    for (now, time, want) in steps {
+    for (now, time, want, want_loops) in steps {
         a.now_jiffies = now;
         a.avg_scan_cost_ns = 1000;
         // SAFETY: `a` and everything it points to live across the calls.
@@ -205,11 +210,13 @@ pub(super) unsafe extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
         unsafe { account(&mut a) };
         check!(
             "sis_age_once_sequence",
-            a.wake_avg_ns == want,
-            "at jiffy {}: wake_avg {} (expected {})",
+            a.wake_avg_ns == want && a.loops == want_loops,
+            "at jiffy {}: wake_avg {} after {} loops (expected {} after {})",
             now,
             a.wake_avg_ns,
-            want
+            a.loops,
+            want,
+            want_loops
         );
     }
 }
@@ -279,7 +286,8 @@ static TOPO_ROWS: [(&str, u8, u8, c_int, bool); 5] = [
     ("smt4", 0xf8, 0x0f, 3, false),
     // No SMT: every CPU a core, the fold is the plain scan from the target.
     ("nosmt", 0x30, 0xff, 4, true),
-    ("nosmt", 0x30, 0xdf, 4, true),
+    // Affinity without CPU 4: the next idle one.
+    ("nosmt", 0x30, 0xef, 5, true),
 ];
 
 pub(super) unsafe extern "C" fn topology_rows(_test: *mut bindings::kunit) {

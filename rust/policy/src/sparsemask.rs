@@ -211,30 +211,7 @@ mod tests {
         words
     }
 
-    /// Plain words that count the reads of each word.
-    struct Counting {
-        words: Vec<u64>,
-        reads: Vec<Cell<u32>>,
-    }
-
-    impl Counting {
-        fn new(words: Vec<u64>) -> Self {
-            let reads = words.iter().map(|_| Cell::new(0)).collect();
-            Counting { words, reads }
-        }
-    }
-
-    impl Words for Counting {
-        fn nwords(&self) -> usize {
-            self.words.len()
-        }
-        fn word(&self, i: usize) -> u64 {
-            if let Some(r) = self.reads.get(i) {
-                r.set(r.get() + 1);
-            }
-            self.words[..].word(i)
-        }
-    }
+    use crate::words::counting::Counting;
 
     #[test]
     fn capacity_and_contains() {

@@ -324,23 +324,7 @@ mod tests {
         assert_eq!(order(&[], 0, &[0xff], &[0b11], 0).len(), 0);
     }
 
-    /// Plain words that count the reads of each word.
-    struct Counting {
-        words: Vec<u64>,
-        reads: Vec<core::cell::Cell<u32>>,
-    }
-
-    impl Words for Counting {
-        fn nwords(&self) -> usize {
-            self.words.len()
-        }
-        fn word(&self, i: usize) -> u64 {
-            if let Some(r) = self.reads.get(i) {
-                r.set(r.get() + 1);
-            }
-            self.words[..].word(i)
-        }
-    }
+    use crate::words::counting::Counting;
 
     // The walk reads each of the LLC's lines once, the start line twice,
     // plus one word per sibling probed; the old two-leg walk read the
@@ -349,10 +333,7 @@ mod tests {
     fn reads_each_line_once() {
         // 40 CPUs, SMT2 cores {2k, 2k+1}, 5 lines; stealer 12 (line 1).
         let words = sparse(0, 40, &[3, 13, 17, 30, 39]);
-        let c = Counting {
-            reads: words.iter().map(|_| core::cell::Cell::new(0)).collect(),
-            words,
-        };
+        let c = Counting::new(words);
         let llc = cpumask(40, 0..40);
         let v: Vec<u32> = victims(&c, BPL, 0, &llc[..], &cpumask(40, [12, 13])[..], 12).collect();
         assert_eq!(v, [13, 17, 30, 39, 3]);

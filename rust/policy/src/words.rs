@@ -110,6 +110,42 @@ impl<W: Words + ?Sized> Words for &W {
     }
 }
 
+/// Words that count how often each of them is read, for the tests that
+/// check how many lines a walk reads.
+#[cfg(test)]
+pub(crate) mod counting {
+    extern crate std;
+    use super::Words;
+    use core::cell::Cell;
+    use std::vec::Vec;
+
+    /// Plain words, and the reads of each.
+    pub(crate) struct Counting {
+        pub(crate) words: Vec<u64>,
+        pub(crate) reads: Vec<Cell<u32>>,
+    }
+
+    impl Counting {
+        pub(crate) fn new(words: Vec<u64>) -> Self {
+            let reads = words.iter().map(|_| Cell::new(0)).collect();
+            Counting { words, reads }
+        }
+    }
+
+    impl Words for Counting {
+        fn nwords(&self) -> usize {
+            self.words.len()
+        }
+
+        fn word(&self, i: usize) -> u64 {
+            if let Some(r) = self.reads.get(i) {
+                r.set(r.get() + 1);
+            }
+            self.words[..].word(i)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
