@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test bench bench-hooks schedsim schedsim-bench \
+.PHONY: help setup kernel module run test topologies bench bench-hooks schedsim schedsim-bench \
 	cargo-test script-test checkpatch check-series fmt clean distclean
 
 help:
@@ -21,6 +21,7 @@ help:
 	@echo "make kernel        unpack linux-source-6.12, git am patches/, build"
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
+	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
 	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~7 min)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
@@ -41,6 +42,9 @@ run:
 
 test:
 	@scripts/test.sh
+
+topologies:
+	@scripts/topologies.sh
 
 bench:
 	@QUICK=$(QUICK) scripts/bench.sh

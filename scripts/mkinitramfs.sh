@@ -44,5 +44,8 @@ if [ -n "${SLB_BENCH_DIR:-}" ]; then
 	cp -r "$SLB_BENCH_DIR" "$root/slb/bench"
 fi
 echo "$plan" > "$root/slb/plan"
+# Sched domain levels each CPU must have: 2 for the test topology (SMT,
+# MC, PKG survive as 3); fewer for layouts where levels degenerate.
+echo "${SLB_MIN_DOMAINS:-2}" > "$root/slb/min_domains"
 echo "$flags" > "$root/slb/flags"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make topologies`: the guest plan on layouts unlike the test guest's, so
+# that no check holds only because of one topology. Each check derives its
+# expectation from what the guest finds (nodes with CPUs for STEAL, the
+# top domain for the per-domain knobs).
+#   smt3     1 socket of 3 SMT2 cores: one LLC of 6 CPUs, SMT and MC
+#            levels only (PKG degenerates), an odd number of cores for
+#            the folded scan and STEAL's walk
+#   numa3    3 sockets x 2 cores, one NUMA node each: more than 2 nodes
+#            with CPUs, where STEAL must refuse by design
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+plan="kunit flags domains knobs load flagsites cycle hostile unload"
+[ -f "$SLB_ROOT/sched_lb_rs.ko" ] || "$SLB_ROOT/scripts/build-module.sh"
+stage "hostile module build"
+module_variant "$SLB_CACHE/guest-modules" hostile SLB_HOSTILE=1
+stage_end
+numa3="-object memory-backend-ram,id=m0,size=1G"
+numa3="$numa3 -object memory-backend-ram,id=m1,size=512M"
+numa3="$numa3 -object memory-backend-ram,id=m2,size=512M"
+numa3="$numa3 -numa node,nodeid=0,cpus=0-1,memdev=m0"
+numa3="$numa3 -numa node,nodeid=1,cpus=2-3,memdev=m1"
+numa3="$numa3 -numa node,nodeid=2,cpus=4-5,memdev=m2"
+export SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko"
+SLB_MIN_DOMAINS=2 "$SLB_ROOT/scripts/boot.sh" smt3 "$plan" "6,sockets=1,cores=3,threads=2"
+SLB_MIN_DOMAINS=2 SLB_QEMU_EXTRA="$numa3" "$SLB_ROOT/scripts/boot.sh" numa3 "$plan" "6,sockets=3,cores=2,threads=1"
+log "topologies: smt3 and numa3 passed"
