@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! C references of the Linux 6.12 rules that `rust/policy` implements,
-//! compiled for userspace by `build.rs` from `c/`, for the differential
-//! tests in `tests/differential.rs`. Test-only: nothing here is shipped.
+//! C references of the Linux 6.12 rules that `rust/policy` implements, and
+//! of the seed threads' code they replace, compiled for userspace by
+//! `build.rs` from the real sources (the 6.12 tree, the threads' hunks;
+//! see [`SOURCES`]) with the glue in `c/`, for the differential tests in
+//! `tests/differential.rs`. Test-only: nothing here is shipped.
 
 #![allow(missing_docs)]
 
@@ -30,38 +32,21 @@ extern "C" {
     pub fn ref_sis_prop_nr(span_weight: c_uint, avg_idle: u64, avg_scan_cost: u64) -> c_int;
 }
 
-/// Declares the per-HZ references and a table of them.
-macro_rules! per_hz {
-    ($($hz:literal => $m2j:ident, $bi:ident);+ $(;)?) => {
-        extern "C" {
-            $(
-                pub fn $m2j(m: c_uint) -> c_ulong;
-                pub fn $bi(balance_interval: c_uint, busy_factor: c_uint, cpu_busy: c_int,
-                           max_load_balance_interval: c_ulong, busy_dec: bool) -> c_ulong;
-            )+
-        }
-
-        /// One HZ's compiled references.
-        pub struct HzRef {
-            pub hz: u32,
-            pub msecs_to_jiffies: unsafe extern "C" fn(c_uint) -> c_ulong,
-            pub balance_interval: unsafe extern "C" fn(c_uint, c_uint, c_int, c_ulong, bool) -> c_ulong,
-        }
-
-        /// Every HZ `build.rs` compiled the references for.
-        pub const HZ_REFS: &[HzRef] = &[
-            $(HzRef { hz: $hz, msecs_to_jiffies: $m2j, balance_interval: $bi },)+
-        ];
-    };
+/// One HZ's compiled references.
+pub struct HzRef {
+    pub hz: u32,
+    pub jiffies_to_msecs: unsafe extern "C" fn(c_ulong) -> c_uint,
+    pub msecs_to_jiffies: unsafe extern "C" fn(c_uint) -> c_ulong,
+    pub balance_interval: unsafe extern "C" fn(c_uint, c_uint, c_int, c_ulong, bool) -> c_ulong,
 }
 
-per_hz! {
-    24 => ref_msecs_to_jiffies_hz24, ref_balance_interval_hz24;
-    48 => ref_msecs_to_jiffies_hz48, ref_balance_interval_hz48;
-    100 => ref_msecs_to_jiffies_hz100, ref_balance_interval_hz100;
-    250 => ref_msecs_to_jiffies_hz250, ref_balance_interval_hz250;
-    300 => ref_msecs_to_jiffies_hz300, ref_balance_interval_hz300;
-    1000 => ref_msecs_to_jiffies_hz1000, ref_balance_interval_hz1000;
-    1024 => ref_msecs_to_jiffies_hz1024, ref_balance_interval_hz1024;
-    1200 => ref_msecs_to_jiffies_hz1200, ref_balance_interval_hz1200;
-}
+// `ref_{jiffies_to_msecs,msecs_to_jiffies,balance_interval}_hz<HZ>` and
+// `HZ_REFS`, for every HZ in build.rs's list.
+include!(concat!(env!("OUT_DIR"), "/hz_refs.rs"));
+
+/// Every piece of C the references are built from, and where `build.rs`
+/// took it: file and lines in the 6.12 tree, or thread, message and hunk.
+pub const SOURCES: &str = include_str!(concat!(env!("OUT_DIR"), "/sources.txt"));
+
+#[cfg(test)]
+mod extract;

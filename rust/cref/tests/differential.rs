@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Differential tests: every rule of `rust/policy` against the C it
-//! replaces (`c/`), over at least 10^6 random inputs plus edge values per
-//! rule, with zero mismatches allowed. The generator is a fixed-seed
-//! xorshift, so a failure reproduces; the first mismatch is printed.
+//! replaces, which `build.rs` takes out of the Linux 6.12 tree and the seed
+//! threads' hunks (`sched_lb_cref::SOURCES`), over at least 10^6 random
+//! inputs plus edge values per rule (per HZ for the HZ-dependent ones),
+//! with zero mismatches allowed. The generator is a fixed-seed xorshift, so
+//! a failure reproduces; the first mismatch is printed.
 
 use core::fmt::Debug;
 
@@ -14,8 +16,12 @@ use sched_lb_policy::{
     avg_load, detach_load, jiffies, newidle_walk, sis_age, sis_budget, sis_cost,
 };
 
-/// Random inputs per rule (per HZ for the HZ-dependent ones).
+/// Random inputs per rule.
 const N: u64 = 1_000_000;
+
+/// Random inputs per rule and HZ, for the HZ-dependent ones (on top of
+/// their sweeps and edges).
+const N_HZ: u64 = 250_000;
 
 struct Rng(u64);
 
@@ -176,18 +182,100 @@ fn newidle_stop_matches_c_with_flags_off() {
     });
 }
 
+/// `MAX_JIFFY_OFFSET`, `(LONG_MAX >> 1) - 1`.
+const MAX_JIFFY_OFFSET: u64 = jiffies::MAX_JIFFY_OFFSET;
+
+/// The HZ-dependent inputs worth a look for one HZ: for `j`, the ends of
+/// every type, `MAX_JIFFY_OFFSET`, and each `j` around which `j * NUM`
+/// wraps in 64 bits or the quotient leaves 32 bits (NUM/DEN as
+/// `timeconst.bc` makes them); for `m`, the window around the C's own cap
+/// `jiffies_to_msecs(MAX_JIFFY_OFFSET)` and the ends of `int`.
+fn hz_edges(h: &HzRef) -> (Vec<u64>, Vec<u32>) {
+    let hz = u64::from(h.hz);
+    let cd = (1..=hz.min(1000))
+        .rev()
+        .find(|d| hz % d == 0 && 1000 % d == 0)
+        .unwrap_or(1);
+    let (num, den) = (u128::from(1000 / cd), u128::from(hz / cd));
+    let mut js: Vec<u64> = vec![0, 1, 2, 3, 999, 1000, 1001, hz - 1, hz, hz + 1];
+    for e in EDGES
+        .iter()
+        .chain(&[MAX_JIFFY_OFFSET, MAX_JIFFY_OFFSET + 1, MAX_JIFFY_OFFSET - 1])
+    {
+        js.push(*e);
+    }
+    let around = |js: &mut Vec<u64>, x: u128| {
+        for d in 0..=2u128 {
+            for v in [x.saturating_sub(d), x + d] {
+                if let Ok(v) = u64::try_from(v) {
+                    js.push(v);
+                }
+            }
+        }
+    };
+    // j * NUM crosses k * 2^64 (NUM is at most 1000 / gcd, so k < 1000).
+    for k in 1..num {
+        around(&mut js, (k << 64) / num);
+    }
+    // The rounded-up quotient crosses k * 2^32 (the unsigned int result).
+    for k in 1..4u128 {
+        around(&mut js, ((k << 32) * den).div_ceil(num));
+    }
+    // SAFETY: pure C function of its argument.
+    let cap = unsafe { (h.jiffies_to_msecs)(MAX_JIFFY_OFFSET) };
+    let mut ms: Vec<u32> = Vec::new();
+    for base in [
+        cap,
+        jiffies::jiffies_to_msecs(MAX_JIFFY_OFFSET, h.hz),
+        i32::MAX as u32,
+        u32::MAX,
+    ] {
+        for d in 0..=64u32 {
+            ms.push(base.saturating_sub(d));
+            ms.push(base.saturating_add(d));
+        }
+    }
+    (js, ms)
+}
+
+#[test]
+fn jiffies_to_msecs_matches_c_for_every_hz() {
+    for h in HZ_REFS {
+        let mut rng = Rng(0x5eed_0009 ^ u64::from(h.hz));
+        let (edges, _) = hz_edges(h);
+        // The edges, every j up to 10^5, then random ones.
+        let mut fixed = edges.clone().into_iter().chain(0..=100_000u64);
+        differential(
+            &format!("jiffies_to_msecs HZ={}", h.hz),
+            &mut rng,
+            N_HZ + edges.len() as u64 + 100_001,
+            |rng| {
+                let j = fixed.next().unwrap_or_else(|| rng.pick(1 << 24));
+                // SAFETY: pure C function of its argument.
+                let c = unsafe { (h.jiffies_to_msecs)(j) };
+                Some((
+                    c,
+                    jiffies::jiffies_to_msecs(j, h.hz),
+                    format!("HZ={} j={j}", h.hz),
+                ))
+            },
+        );
+    }
+}
+
 #[test]
 fn msecs_to_jiffies_matches_c_for_every_hz() {
     for h in HZ_REFS {
         let mut rng = Rng(0x5eed_0004 ^ u64::from(h.hz));
-        // Every m up to 100 s first, then random ones.
-        let mut sweep = 0..=100_000u32;
+        let (_, edges) = hz_edges(h);
+        // The edges, every m up to 100 s, then random ones.
+        let mut fixed = edges.clone().into_iter().chain(0..=100_000u32);
         differential(
             &format!("msecs_to_jiffies HZ={}", h.hz),
             &mut rng,
-            N + 100_001,
+            N_HZ + edges.len() as u64 + 100_001,
             |rng| {
-                let m = sweep.next().unwrap_or_else(|| rng.pick(1 << 16) as u32);
+                let m = fixed.next().unwrap_or_else(|| rng.pick(1 << 16) as u32);
                 // SAFETY: pure C function of its argument.
                 let c = unsafe { (h.msecs_to_jiffies)(m) };
                 Some((
@@ -200,6 +288,62 @@ fn msecs_to_jiffies_matches_c_for_every_hz() {
     }
 }
 
+/// Every branch of the 6.12 conversions is among the compiled HZ values.
+#[test]
+fn hz_list_reaches_every_branch() {
+    let hz: Vec<u32> = HZ_REFS.iter().map(|h| h.hz).collect();
+    assert!(hz.iter().any(|&h| h < 1000 && 1000 % h == 0));
+    assert!(hz.contains(&1000));
+    assert!(hz.iter().any(|&h| h > 1000 && h % 1000 == 0));
+    assert!(hz.iter().any(|&h| h < 1000 && 1000 % h != 0));
+    assert!(hz.iter().any(|&h| h > 1000 && h % 1000 != 0));
+    for want in [24, 48, 100, 250, 300, 1000, 1016, 1024, 1200, 2000] {
+        assert!(hz.contains(&want), "HZ={want} is not compiled");
+    }
+}
+
+/// The two examples of issue 12, straight from the C of the 6.12 tree.
+#[test]
+fn issue_12_examples_in_the_612_c() {
+    let at = |hz: u32| HZ_REFS.iter().find(|h| h.hz == hz).unwrap();
+    // SAFETY: pure C functions of their arguments.
+    unsafe {
+        assert_eq!((at(1200).jiffies_to_msecs)(1), 1);
+        assert_eq!((at(1016).jiffies_to_msecs)(MAX_JIFFY_OFFSET), 135_274_559);
+        assert_eq!((at(1016).msecs_to_jiffies)(135_274_559), 137_438_952);
+        assert_eq!((at(1016).msecs_to_jiffies)(135_274_560), MAX_JIFFY_OFFSET);
+        // Rounded up, the cap truncates to 0 at 2001 and 4096 HZ.
+        assert_eq!((at(4096).msecs_to_jiffies)(1), MAX_JIFFY_OFFSET);
+        assert_eq!((at(2001).msecs_to_jiffies)(1), MAX_JIFFY_OFFSET);
+    }
+    assert_eq!(jiffies::jiffies_to_msecs(1, 1200), 1);
+    assert_eq!(jiffies::msecs_to_jiffies(135_274_559, 1016), 137_438_952);
+}
+
+/// The references are built from the real sources, and say which.
+#[test]
+fn references_come_from_the_real_sources() {
+    println!("{SOURCES}");
+    for piece in [
+        "jiffies_to_msecs()                       linux-source-6.12/kernel/time/time.c:",
+        "_msecs_to_jiffies()                      linux-source-6.12/include/linux/jiffies.h:",
+        "__msecs_to_jiffies()                     linux-source-6.12/kernel/time/time.c:",
+        "msecs_to_jiffies()                       linux-source-6.12/include/linux/jiffies.h:",
+        "get_sd_balance_interval()                linux-source-6.12/kernel/sched/fair.c:",
+        "in detach_tasks()",
+        "in sched_balance_find_src_group()",
+        "in sched_balance_newidle()",
+        "seeds/000_",
+        "seeds/001_",
+        "seeds/002_",
+    ] {
+        assert!(
+            SOURCES.contains(piece),
+            "sources.txt does not list {piece:?}"
+        );
+    }
+}
+
 #[test]
 fn balance_interval_matches_c_for_every_hz() {
     for h in HZ_REFS {
@@ -207,7 +351,7 @@ fn balance_interval_matches_c_for_every_hz() {
         differential(
             &format!("balance_interval HZ={}", h.hz),
             &mut rng,
-            N,
+            N_HZ,
             |rng| {
                 let i = IntervalInput {
                     balance_interval_ms: rng.pick(512) as u32,
@@ -277,9 +421,12 @@ fn sis_prop_budget_matches_rfc_06() {
         let idle = rng.pick(1 << 20);
         let cost = rng.pick(1 << 12);
         // Where the C's u64 arithmetic and its int result do not overflow
-        // (the Rust saturates instead; sis_budget.rs tests that).
+        // (the Rust saturates instead; sis_budget.rs tests that), and where
+        // div_u64()'s divisor, a u32, holds avg_cost (the RFC truncates a
+        // larger one, and divides by zero at 2^32; the Rust divides in
+        // u64): a scan of more than 4 s per CPU.
         let span_avg = u64::from(w).checked_mul(idle)?;
-        cost.checked_add(1)?.checked_mul(2)?;
+        u32::try_from(cost.checked_add(1)?).ok()?;
         if span_avg / (cost + 1) > i32::MAX as u64 {
             return None;
         }

@@ -2,7 +2,8 @@
 
 //! `msecs_to_jiffies()` for any `HZ`, bit for bit.
 //!
-//! Mirrors `include/linux/jiffies.h`, `kernel/time/time.c` and the constants
+//! Mirrors, in Linux 6.12, `include/linux/jiffies.h`, `kernel/time/time.c`
+//! and the constants
 //! `kernel/time/timeconst.bc` generates into `include/generated/timeconst.h`
 //! (`MSEC_TO_HZ_MUL32`, `_ADJ32`, `_SHR32`, `HZ_TO_MSEC_NUM`, `_DEN`), on a
 //! 64-bit kernel (`unsigned long` is `u64`). The balance interval of seed
@@ -10,16 +11,20 @@
 //! the kernel is built with, so the HZ-dependent branch is chosen at run
 //! time here instead of by the preprocessor.
 
+use core::num::NonZeroU64;
+
 /// `MSEC_PER_SEC`.
 pub const MSEC_PER_SEC: u64 = 1000;
 
 /// `MAX_JIFFY_OFFSET`: `(LONG_MAX >> 1) - 1`, the "infinite" timeout.
 pub const MAX_JIFFY_OFFSET: u64 = ((i64::MAX as u64) >> 1) - 1;
 
+/// Greatest common divisor; `gcd(a, 0)` is `a`. `%` by a non-zero `b`
+/// cannot panic.
 fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
+    while let Some(d) = NonZeroU64::new(b) {
         let t = b;
-        b = a % b;
+        b = a % d;
         a = t;
     }
     a
@@ -58,18 +63,47 @@ fn fmuls32(n: u64, d: u64) -> u32 {
     s
 }
 
-/// The kernel's `jiffies_to_msecs()`, which returns `unsigned int`.
+/// The kernel's `jiffies_to_msecs()` on a 64-bit kernel, which returns
+/// `unsigned int`.
+///
+/// Mirrors `kernel/time/time.c` of Linux 6.12 (`BITS_PER_LONG == 64`):
+///
+/// ```c
+/// #if HZ <= MSEC_PER_SEC && !(MSEC_PER_SEC % HZ)
+///         return (MSEC_PER_SEC / HZ) * j;
+/// #elif HZ > MSEC_PER_SEC && !(HZ % MSEC_PER_SEC)
+///         return (j + (HZ / MSEC_PER_SEC) - 1)/(HZ / MSEC_PER_SEC);
+/// #else
+///         return DIV_ROUND_UP(j * HZ_TO_MSEC_NUM, HZ_TO_MSEC_DEN);
+/// #endif
+/// ```
+///
+/// where `DIV_ROUND_UP(n, d)` is `((n) + (d) - 1) / (d)` and the NUM/DEN
+/// pair is `1000 / gcd(HZ, 1000)` and `HZ / gcd(HZ, 1000)`. The last branch
+/// rounds up; older kernels had a floor division there, which this port
+/// copied until the differential tests took the C from the real 6.12 tree
+/// (issue 12). The C computes in `unsigned long` and wraps; so does this:
+/// every `*`, `+` and `-` below is `wrapping_*` where the C's can wrap, and
+/// each division is by a `NonZeroU64`, so nothing here can panic with
+/// overflow checks on. The result is truncated to 32 bits as the C's
+/// return type does.
 pub fn jiffies_to_msecs(j: u64, hz: u32) -> u32 {
-    let hz = u64::from(hz.max(2));
-    let ms = if hz <= MSEC_PER_SEC && MSEC_PER_SEC % hz == 0 {
+    // Below 2, timeconst.bc refuses the HZ ("Totally bogus"); read as 2.
+    let hz = NonZeroU64::new(u64::from(hz.max(2))).unwrap_or(NonZeroU64::MIN);
+    let ms = if hz.get() <= MSEC_PER_SEC && MSEC_PER_SEC % hz == 0 {
+        // (MSEC_PER_SEC / HZ) * j: wraps in unsigned long.
         (MSEC_PER_SEC / hz).wrapping_mul(j)
-    } else if hz > MSEC_PER_SEC && hz % MSEC_PER_SEC == 0 {
-        let k = hz / MSEC_PER_SEC;
-        j.wrapping_add(k - 1) / k
+    } else if hz.get() > MSEC_PER_SEC && hz.get() % MSEC_PER_SEC == 0 {
+        // (j + k - 1) / k, k = HZ / MSEC_PER_SEC >= 2: the sum wraps.
+        let k = NonZeroU64::new(hz.get() / MSEC_PER_SEC).unwrap_or(NonZeroU64::MIN);
+        j.wrapping_add(k.get().wrapping_sub(1)) / k
     } else {
-        // 64-bit: (j * HZ_TO_MSEC_NUM) / HZ_TO_MSEC_DEN.
-        let cd = gcd(hz, MSEC_PER_SEC);
-        j.wrapping_mul(MSEC_PER_SEC / cd) / (hz / cd)
+        // DIV_ROUND_UP(j * NUM, DEN): the product and the sum wrap.
+        // gcd(HZ, 1000) is at least 1, so never the fallback.
+        let cd = NonZeroU64::new(gcd(hz.get(), MSEC_PER_SEC)).unwrap_or(NonZeroU64::MIN);
+        let num = MSEC_PER_SEC / cd;
+        let den = NonZeroU64::new(hz.get() / cd).unwrap_or(NonZeroU64::MIN);
+        j.wrapping_mul(num).wrapping_add(den.get().wrapping_sub(1)) / den
     };
     // The C returns unsigned int: the value is truncated, as there.
     ms as u32
@@ -154,6 +188,36 @@ mod tests {
         ] {
             assert_eq!(msecs_to_jiffies(m, hz), j, "HZ={hz} m={m}");
         }
+    }
+
+    // 6.12's rounding up, which the floor division this port used to have
+    // got wrong (issue 12); the values are what rust/cref's C, taken from
+    // the 6.12 tree, returns.
+    #[test]
+    fn jiffies_to_msecs_rounds_up() {
+        for (hz, j, ms) in [
+            (1200, 1, 1),
+            (1200, 6, 5),
+            (1200, 7, 6),
+            (300, 1, 4),
+            (1016, 1, 1),
+            (1024, 1, 1),
+            (24, 1, 42),
+            (250, 1, 4),
+            (2000, 1, 1),
+            (2000, 3, 2),
+        ] {
+            assert_eq!(jiffies_to_msecs(j, hz), ms, "HZ={hz} j={j}");
+        }
+        // The cap of _msecs_to_jiffies() above 1000 HZ moves with it.
+        assert_eq!(jiffies_to_msecs(MAX_JIFFY_OFFSET, 1016), 135_274_559);
+        assert_eq!(msecs_to_jiffies(135_274_559, 1016), 137_438_952);
+        assert_eq!(msecs_to_jiffies(135_274_560, 1016), MAX_JIFFY_OFFSET);
+        // At 4096 HZ the rounded-up value truncates to 0 in unsigned int:
+        // every m > 0 is "too large".
+        assert_eq!(jiffies_to_msecs(MAX_JIFFY_OFFSET, 4096), 0);
+        assert_eq!(msecs_to_jiffies(1, 4096), MAX_JIFFY_OFFSET);
+        assert_eq!(msecs_to_jiffies(0, 4096), 0);
     }
 
     #[test]

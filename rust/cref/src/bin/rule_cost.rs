@@ -5,10 +5,10 @@
 //!
 //! `rule_cost RULE MODE ITERS` calls one rule ITERS times on inputs from a
 //! fixed generator. MODE `rust` calls the `rust/policy` function, `c` the
-//! C reference of `c/ref*.c`, `none` only generates the inputs. Both rules
-//! are called through a function pointer hidden behind `black_box()`, as
-//! the kernel reaches the Rust rule through the ops table, so neither is
-//! inlined into the loop. Instructions per call are
+//! C reference (built by `build.rs` from the 6.12 tree), `none` only
+//! generates the inputs. Both rules are called through a function pointer
+//! hidden behind `black_box()`, as the kernel reaches the Rust rule through
+//! the ops table, so neither is inlined into the loop. Instructions per call are
 //! `(Ir(MODE) - Ir(none)) / ITERS`: everything else (startup, the
 //! generator) is the same in every mode and cancels. Instruction counts
 //! are deterministic, unlike time on this shared 2-core machine.
