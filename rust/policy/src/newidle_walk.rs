@@ -83,6 +83,17 @@ mod tests {
         }
     }
 
+    // N times a cost near u64::MAX saturates: the walk stops for any
+    // idle time. A wrapping product would come out small and let it go
+    // on (a mutant that survived before).
+    #[test]
+    fn backoff_product_saturates() {
+        let mut s = step(u64::MAX - 1, 0, u64::MAX / 16);
+        s.backoff = true;
+        s.consecutive_failures = 160; // N = 32
+        assert!(stop_at_domain(s));
+    }
+
     #[test]
     fn flags_off_is_stock() {
         assert!(stop_at_domain(step(99, 50, 50)));

@@ -86,6 +86,20 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    // SIS_UTIL's CPUs in whole cores round up: 3 CPUs of SMT2 are 2
+    // cores, not 1 (a mutant with `/` for `div_ceil` survived before).
+    #[test]
+    fn util_cores_round_up() {
+        assert_eq!(
+            combine(None, Some(4), 2),
+            Some(ScanBudget { cpus: 3, cores: 2 })
+        );
+        assert_eq!(
+            combine(None, Some(6), 4),
+            Some(ScanBudget { cpus: 5, cores: 2 })
+        );
+    }
+
     #[test]
     fn proportional_with_floor() {
         // 8-CPU LLC, 1000 ns predicted idle, 99 ns per CPU: 8000/100 = 80.

@@ -174,6 +174,24 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
+    // The idle time must cover one steal, not two: avg_idle just under
+    // twice the cost still steals, just under the cost does not (a
+    // doubled margin survived before).
+    #[test]
+    fn steal_cost_margin_is_one_cost() {
+        let i = |avg_idle_ns| StealInput {
+            enabled: true,
+            numa_nodes: 1,
+            nr_runnable: 0,
+            any_overloaded: true,
+            avg_idle_ns,
+            avg_steal_cost_ns: 2_000,
+        };
+        assert!(should_steal(i(2_000)));
+        assert!(should_steal(i(3_999)));
+        assert!(!should_steal(i(1_999)));
+    }
+
     #[test]
     fn transitions_only_across_one_two() {
         assert_eq!(overload_transition(1, 2), Some(true));
