@@ -124,7 +124,7 @@ smp_of() {
 }
 extra_of() {
 	case $1 in
-	numa2) echo "-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1" ;;
+	numa2) qemu_numa 1G:0-3 1G:4-7 ;;
 	esac
 }
 domains_of() {

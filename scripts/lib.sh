@@ -78,6 +78,20 @@ module_variant() {
 	cp "$src/sched_lb_rs.ko" "$dest/$name.ko"
 }
 
+# qemu_numa SIZE:CPUS...: QEMU arguments for one NUMA node per argument,
+# node i with SIZE of memory (the sizes add up to boot.sh's -m) and the
+# CPUS range, or none ("512M:") for a memory-only node.
+qemu_numa() {
+	local i=0 spec cpus args=""
+	for spec in "$@"; do
+		cpus=${spec#*:}
+		args="$args -object memory-backend-ram,id=m$i,size=${spec%%:*}"
+		args="$args -numa node,nodeid=$i${cpus:+,cpus=$cpus},memdev=m$i"
+		i=$((i + 1))
+	done
+	echo "${args# }"
+}
+
 # The benchmarks' guest workloads (bench/*.c), static so the busybox
 # initramfs runs them: bench_tools DIR.
 bench_tools() {

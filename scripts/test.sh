@@ -81,12 +81,7 @@ stage_end
 # Two memory-only NUMA nodes (as CXL or HBM memory shows up) beside the
 # one that holds all 8 CPUs: STEAL's "at most 2 nodes" counts nodes with
 # CPUs, so the load step's steals must still happen here.
-memnodes="-object memory-backend-ram,id=m0,size=1G"
-memnodes="$memnodes -object memory-backend-ram,id=m1,size=512M"
-memnodes="$memnodes -object memory-backend-ram,id=m2,size=512M"
-memnodes="$memnodes -numa node,nodeid=0,cpus=0-7,memdev=m0"
-memnodes="$memnodes -numa node,nodeid=1,memdev=m1 -numa node,nodeid=2,memdev=m2"
-SLB_QEMU_EXTRA="$memnodes" \
+SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
 	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko" SLB_BENCH_DIR="$smoke" \
 	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load flagsites cycle hostile bench unload"
 stage "bench harness smoke"
