@@ -116,11 +116,21 @@ impl HookStats {
         }
     }
 
-    pub(crate) fn record(&self, hit: bool) -> bool {
+    /// Counts one call, whether its answer was `true`, and the flags its
+    /// arguments carried on (see [`FLAGS`]); KUnit's calls are left out,
+    /// asked once per call.
+    pub(crate) fn record(&self, hit: bool, flags: &[(Flag, bool)]) -> bool {
         if !in_kunit_test() {
             self.calls.fetch_add(1, Ordering::Relaxed);
             if hit {
                 self.hits.fetch_add(1, Ordering::Relaxed);
+            }
+            for &(flag, on) in flags {
+                if on {
+                    if let Some((_, n)) = FLAGS.get(flag as usize) {
+                        n.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
             }
         }
         hit
@@ -171,7 +181,7 @@ static FLAGS: [(&CStr, AtomicU64); 11] = [
 
 /// Index of each flag in [`FLAGS`].
 #[derive(Clone, Copy)]
-enum Flag {
+pub(crate) enum Flag {
     BalanceIdleCpus,
     BalanceIdleLlc2,
     LbRelaxFailed,
@@ -183,20 +193,6 @@ enum Flag {
     SisOnce,
     SisFold,
     Steal,
-}
-
-/// Counts the flags a hook call carried on.
-fn flags_seen(flags: &[(Flag, bool)]) {
-    if in_kunit_test() {
-        return;
-    }
-    for &(flag, on) in flags {
-        if on {
-            if let Some((_, n)) = FLAGS.get(flag as usize) {
-                n.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
 }
 
 /// Every hook's counters, with the debugfs directory name of each.
@@ -224,34 +220,33 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
 ) -> bool {
     // SAFETY: the caller guarantees `args` is valid for reads (see above).
     let a = unsafe { args.read() };
-    flags_seen(&[
-        (Flag::BalanceIdleCpus, a.balance_idle_cpus),
-        (Flag::BalanceIdleLlc2, a.balance_idle_llc2),
-    ]);
     let flags = IdleCpusFlags {
         balance_idle_cpus: a.balance_idle_cpus,
         balance_idle_llc2: a.balance_idle_llc2,
     };
-    IDLE_CPUS.record(idle_cpus::decide(
-        a.local_idle_cpus,
-        a.busiest_idle_cpus,
-        a.llc_size,
-        flags,
-    ))
+    IDLE_CPUS.record(
+        idle_cpus::decide(a.local_idle_cpus, a.busiest_idle_cpus, a.llc_size, flags),
+        &[
+            (Flag::BalanceIdleCpus, a.balance_idle_cpus),
+            (Flag::BalanceIdleLlc2, a.balance_idle_llc2),
+        ],
+    )
 }
 
 /// Seed 001, patch 1: the `migrate_load` test of `detach_tasks()`.
 pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    flags_seen(&[(Flag::LbRelaxFailed, a.relax_failed)]);
-    DETACH.record(detach_load::decide(
-        a.load,
-        a.imbalance,
-        a.nr_balance_failed,
-        a.cache_nice_tries,
-        a.relax_failed,
-    ))
+    DETACH.record(
+        detach_load::decide(
+            a.load,
+            a.imbalance,
+            a.nr_balance_failed,
+            a.cache_nice_tries,
+            a.relax_failed,
+        ),
+        &[(Flag::LbRelaxFailed, a.relax_failed)],
+    )
 }
 
 /// Seed 001, patch 2: the `imbalance_pct` test.
@@ -260,11 +255,10 @@ pub(crate) unsafe extern "C" fn avg_load_balanced(
 ) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    AVG_LOAD.record(avg_load::avg_load_balanced(
-        a.busiest_avg_load,
-        a.local_avg_load,
-        a.imbalance_pct,
-    ))
+    AVG_LOAD.record(
+        avg_load::avg_load_balanced(a.busiest_avg_load, a.local_avg_load, a.imbalance_pct),
+        &[],
+    )
 }
 
 /// Seed 001, patches 3 and 4: `get_sd_balance_interval()`.
@@ -273,8 +267,7 @@ pub(crate) unsafe extern "C" fn balance_interval(
 ) -> u64 {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    flags_seen(&[(Flag::LbBusyIntervalDec, a.busy_dec)]);
-    INTERVAL.record(a.cpu_busy);
+    INTERVAL.record(a.cpu_busy, &[(Flag::LbBusyIntervalDec, a.busy_dec)]);
     balance_interval::sd_balance_interval_jiffies(IntervalInput {
         balance_interval_ms: a.balance_interval_ms,
         busy_factor: a.busy_factor,
@@ -289,11 +282,7 @@ pub(crate) unsafe extern "C" fn balance_interval(
 pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    flags_seen(&[
-        (Flag::NewidleBackoff, a.backoff),
-        (Flag::SdMigrationCost, a.migration_cost),
-    ]);
-    NEWIDLE.record(newidle_walk::stop_at_domain(WalkStep {
+    let stop = newidle_walk::stop_at_domain(WalkStep {
         avg_idle_ns: a.avg_idle_ns,
         curr_cost_ns: a.curr_cost_ns,
         max_newidle_lb_cost_ns: a.max_newidle_lb_cost_ns,
@@ -301,7 +290,14 @@ pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_new
         consecutive_failures: a.consecutive_failures,
         backoff: a.backoff,
         migration_cost: a.migration_cost,
-    }))
+    });
+    NEWIDLE.record(
+        stop,
+        &[
+            (Flag::NewidleBackoff, a.backoff),
+            (Flag::SdMigrationCost, a.migration_cost),
+        ],
+    )
 }
 
 /// Seed 003: the failure streak `newidle_stop` backs off on, after each
@@ -310,7 +306,7 @@ unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) 
     // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
     // the out fields; nothing else holds the struct during the call.
     let a = unsafe { &mut *args };
-    STREAK.record(a.pulled);
+    STREAK.record(a.pulled, &[]);
     let s = newidle_streak::account(
         Streak {
             failures: a.failures,
@@ -448,12 +444,6 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
     // SAFETY: as for `idle_cpus_balanced()`. Read once: the callbacks
     // below get `args` back, so no reference into it stays alive.
     let a = unsafe { args.read() };
-    flags_seen(&[
-        (Flag::SisProp, a.sis_prop),
-        (Flag::SisAge, a.sis_age),
-        (Flag::SisOnce, a.sis_once),
-        (Flag::SisFold, a.sis_fold),
-    ]);
     let (mut wake_avg_ns, mut wake_stamp) = (a.wake_avg_ns, a.wake_stamp);
     if a.sis_age {
         (wake_avg_ns, wake_stamp) = sis_age::age_wake_avg(wake_avg_ns, wake_stamp, a.now_jiffies);
@@ -497,7 +487,15 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
             found_idle_core: false,
         },
     };
-    SIS.record(scan.cpu.is_some());
+    SIS.record(
+        scan.cpu.is_some(),
+        &[
+            (Flag::SisProp, a.sis_prop),
+            (Flag::SisAge, a.sis_age),
+            (Flag::SisOnce, a.sis_once),
+            (Flag::SisFold, a.sis_fold),
+        ],
+    );
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
     unsafe {
@@ -594,7 +592,6 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
     // else: `steal_from` gets `args` back and the shim reads it.
     let masks = unsafe { StealMasks::new(args.read()) };
     let a = &masks.a;
-    flags_seen(&[(Flag::Steal, a.enabled)]);
     let go = steal::should_steal(StealInput {
         enabled: a.enabled,
         numa_nodes: a.numa_nodes,
@@ -603,7 +600,7 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
         avg_idle_ns: a.avg_idle_ns,
         avg_steal_cost_ns: a.avg_steal_cost_ns,
     });
-    let result = match (STEAL.record(go), a.steal_from) {
+    let result = match (STEAL.record(go, &[(Flag::Steal, a.enabled)]), a.steal_from) {
         (true, Some(steal_from)) => steal::steal_first(masks.victims(), |cpu| {
             // SAFETY: `steal_from` and `args` come from the shim, which
             // expects exactly this call; it refuses a CPU outside the LLC.

@@ -39,7 +39,7 @@ fn next_lie(n: u32) -> u32 {
 pub(crate) unsafe extern "C" fn balance_interval(
     _args: *const bindings::sched_lb_interval_args,
 ) -> u64 {
-    INTERVAL.record(true);
+    INTERVAL.record(true, &[]);
     if next_lie(2) == 0 {
         0
     } else {
@@ -50,7 +50,7 @@ pub(crate) unsafe extern "C" fn balance_interval(
 /// A streak that jumps by far more than one failure, stamped in the
 /// future.
 pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
-    STREAK.record(true);
+    STREAK.record(true, &[]);
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
     a.failures = a.failures.saturating_add(1000);
@@ -61,7 +61,7 @@ pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_st
 /// outside the scan mask, more loops than the LLC has CPUs, or an idle
 /// estimate that grew and a stamp from the future, in turn.
 pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
-    SIS.record(true);
+    SIS.record(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(cpu_idle) = a.cpu_idle {
@@ -105,7 +105,7 @@ pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_ar
 /// Asks to steal from itself until the kernel stops the walk, then
 /// reports a steal that did not happen, after attempts it did not make.
 pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
-    STEAL.record(true);
+    STEAL.record(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(steal_from) = a.steal_from {
