@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test topologies bench bench-hooks schedsim schedsim-bench \
+.PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks schedsim schedsim-bench \
 	cargo-test script-test checkpatch check-series fmt clean distclean
 
 help:
@@ -22,6 +22,8 @@ help:
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
 	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
+	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1)"
+	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
 	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~7 min)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
@@ -45,6 +47,12 @@ test:
 
 topologies:
 	@scripts/topologies.sh
+
+stress:
+	@SEED=$(SEED) CYCLES=$(CYCLES) KCSAN=$(KCSAN) scripts/stress.sh
+
+mutants:
+	@scripts/mutants.sh
 
 bench:
 	@QUICK=$(QUICK) scripts/bench.sh

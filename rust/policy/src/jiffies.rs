@@ -172,6 +172,23 @@ mod tests {
         }
     }
 
+    // Why fmuls32's `<` and its `s < 63` bound can be `<=` without a
+    // different answer (rust/policy/mutants-equivalent.txt): for every HZ
+    // up to 10^5 that reaches fmuls32 (neither a divisor nor a multiple of
+    // 1000: those take the other branches), fmul() steps over 2^31 without
+    // landing on it, and does so before s = 63. (HZ 125 would land on it,
+    // at s = 34, but takes the first branch.)
+    #[test]
+    fn fmul_never_hits_2_pow_31_exactly() {
+        for hz in (2..=100_000u64).filter(|hz| 1000 % hz != 0 && hz % 1000 != 0) {
+            let s = fmuls32(hz, 1000);
+            assert!(s < 63, "HZ={hz}: s={s}");
+            for b in 0..=s {
+                assert_ne!(fmul(b, hz, 1000), 1 << 31, "HZ={hz} b={b}");
+            }
+        }
+    }
+
     #[test]
     fn common_hz_round_up() {
         for (hz, m, j) in [
