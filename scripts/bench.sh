@@ -34,6 +34,9 @@
 #
 # Needs the kernel of 'make run' (or 'make kernel'); builds the module.
 set -euo pipefail
+# Timings come from the plain kernel (no KASAN, UBSAN or DEBUG_PREEMPT,
+# which the test kernel has and which would be what is measured).
+export SLB_FLAVOR=${SLB_FLAVOR:-plain}
 . "$(dirname "$0")/lib.sh"
 
 quick=${QUICK:-0}
@@ -45,8 +48,16 @@ kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
 need_tool valgrind
 need_tool python3
 need_tool cargo
-[ -f "$kernel" ] || die "no kernel at $kernel: run 'make run' (or 'make kernel') first"
-"$SLB_ROOT/scripts/build-module.sh"
+if [ -z "${SLB_KERNEL:-}" ]; then
+	"$SLB_ROOT/scripts/prepare-kernel.sh"
+	"$SLB_ROOT/scripts/build-kernel.sh"
+fi
+[ -f "$kernel" ] || die "no kernel at $kernel"
+# The checkout's own module build belongs to the test kernel.
+stage "module build ($SLB_FLAVOR)"
+module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"
+stage_end
+export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
 rm -rf "$out"
 mkdir -p "$out"
 

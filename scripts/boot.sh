@@ -50,7 +50,8 @@ if grep -q '^SLB: FAIL' "$log_file"; then
 	grep '^SLB: FAIL' "$log_file" >&2
 	failed=1
 fi
-if grep -nE 'BUG:|WARNING:|Oops|INFO: possible|possible recursive locking|circular locking dependency|suspicious RCU usage|inconsistent lock state|Kernel panic' "$log_file" >&2; then
+# BUG: covers KASAN and KCSAN reports, UBSAN: the sanitizer's own.
+if grep -nE 'BUG:|WARNING:|UBSAN:|Oops|general protection fault|INFO: possible|INFO: task .* blocked|possible recursive locking|circular locking dependency|suspicious RCU usage|inconsistent lock state|Kernel panic' "$log_file" >&2; then
 	warn "guest $name: kernel splat in the console log (above)"
 	failed=1
 fi

@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Builds the patched test kernel out of tree (O=$SLB_OUT) with LLVM=1 and
-# the project's config fragment kunit/.kunitconfig. The fragment is checked
-# after olddefconfig: an option Kconfig silently dropped is an error here,
-# not a mystery in the guest.
+# Builds the patched kernel of flavour $SLB_FLAVOR (scripts/lib.sh) out of
+# tree (O=$SLB_OUT) with LLVM=1 and the flavour's config fragments
+# ($SLB_KCONFIG). The fragments are checked after olddefconfig: an option
+# Kconfig silently dropped is an error here, not a mystery in the guest.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 for t in clang ld.lld rustc bindgen make; do need_tool "$t"; done
 [ -d "$SLB_SRC/.git" ] || die "no kernel tree in $SLB_SRC: run scripts/prepare-kernel.sh"
 mkdir -p "$SLB_OUT" "$SLB_LOGS"
-frag="$SLB_ROOT/kunit/.kunitconfig"
+frags=()
+for f in $SLB_KCONFIG; do
+	[ -f "$SLB_ROOT/$f" ] || die "config fragment $f is missing"
+	frags+=("$SLB_ROOT/$f")
+done
 
 stage "kernel config"
 cd "$SLB_SRC"
 kmake O="$SLB_OUT" rustavailable >/dev/null ||
 	die "rustc/bindgen/libclang are not usable for this tree ('make LLVM=1 rustavailable' failed)"
-want=$(grep '^CONFIG_' "$frag" | sort)
+want=$(cat "${frags[@]}" | grep '^CONFIG_' | sort)
+dup=$(sed 's/=.*//' <<< "$want" | uniq -d)
+[ -z "$dup" ] || die "config fragments ($SLB_KCONFIG) set $dup twice"
 if [ ! -f "$SLB_OUT/.config" ] || [ "$want" != "$(cat "$SLB_OUT/.sched-lb-frag" 2>/dev/null)" ]; then
-	grep '^CONFIG_' "$frag" > "$SLB_OUT/.config"
+	echo "$want" > "$SLB_OUT/.config"
 	echo "$want" > "$SLB_OUT/.sched-lb-frag"
 fi
 kmake O="$SLB_OUT" olddefconfig
@@ -30,10 +36,10 @@ while read -r line; do
 	*) grep -qxF "$line" "$SLB_OUT/.config" || { warn "config fragment line not honoured: $line"; missing=1; } ;;
 	esac
 done <<< "$want"
-[ $missing = 0 ] || die "kunit/.kunitconfig asks for options Kconfig would not set (see above)"
+[ $missing = 0 ] || die "$SLB_KCONFIG ask for options Kconfig would not set (see above)"
 
 stage "kernel build"
-log "building $(kmake -C "$SLB_SRC" O="$SLB_OUT" kernelrelease 2>/dev/null) (log: $SLB_LOGS/kernel-build.log)"
+log "building the $SLB_FLAVOR kernel $(kmake -C "$SLB_SRC" O="$SLB_OUT" kernelrelease 2>/dev/null) (log: $SLB_LOGS/kernel-build.log)"
 if ! kmake O="$SLB_OUT" all > "$SLB_LOGS/kernel-build.log" 2>&1; then
 	tail -40 "$SLB_LOGS/kernel-build.log" >&2
 	die "kernel build failed; full log in $SLB_LOGS/kernel-build.log"

@@ -9,7 +9,21 @@ SLB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Build trees live here; ignored by git and reused between runs.
 SLB_CACHE=${SLB_CACHE:-$SLB_ROOT/.cache}
 SLB_SRC=${SLB_SRC:-$SLB_CACHE/linux-src}
-SLB_OUT=${SLB_OUT:-$SLB_CACHE/linux-build}
+# Kernel flavours, a build tree each (reused): test = the fragment plus
+# sanitizers (make test, make run), plain = the fragment alone (make bench:
+# timings on a KASAN kernel would measure KASAN), kcsan = the fragment plus
+# KCSAN (make stress KCSAN=1; KCSAN and KASAN exclude each other).
+SLB_FLAVOR=${SLB_FLAVOR:-test}
+case $SLB_FLAVOR in
+test) SLB_KCONFIG="kunit/.kunitconfig kunit/sanitizers.config" _slb_dir=linux-build ;;
+plain) SLB_KCONFIG="kunit/.kunitconfig" _slb_dir=linux-build-plain ;;
+kcsan) SLB_KCONFIG="kunit/.kunitconfig kunit/kcsan.config" _slb_dir=linux-build-kcsan ;;
+*)
+	printf '[sched-lb-rs] ERROR: SLB_FLAVOR=%s: expected test, plain or kcsan\n' "$SLB_FLAVOR" >&2
+	exit 1
+	;;
+esac
+SLB_OUT=${SLB_OUT:-$SLB_CACHE/$_slb_dir}
 SLB_INITRAMFS=${SLB_INITRAMFS:-$SLB_CACHE/initramfs}
 SLB_LOGS=${SLB_LOGS:-$SLB_CACHE/logs}
 export PATH="$HOME/.cargo/bin:$PATH"

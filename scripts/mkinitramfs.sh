@@ -13,7 +13,8 @@ bb=/bin/busybox
 applets=$("$bb" --list 2>/dev/null || true)
 grep -qx insmod <<< "$applets" ||
 	die "static busybox not found at $bb: run 'make setup' (package busybox-static)"
-ko="$SLB_ROOT/sched_lb_rs.ko"
+# SLB_MODULE: a build for another kernel flavour (scripts/stress.sh).
+ko=${SLB_MODULE:-$SLB_ROOT/sched_lb_rs.ko}
 [ -f "$ko" ] || die "$ko not built: run 'make module'"
 need_tool cpio
 
@@ -34,7 +35,7 @@ for lib in $(ldd "$hb" | grep -o '/[^ ]*'); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"
 done
-cp "$ko" "$root/slb/"
+cp "$ko" "$root/slb/sched_lb_rs.ko"
 # Other builds of the module the plan loads (the hostile step's).
 for extra in ${SLB_GUEST_MODULES:-}; do
 	cp "$extra" "$root/slb/"
@@ -43,9 +44,15 @@ done
 if [ -n "${SLB_BENCH_DIR:-}" ]; then
 	cp -r "$SLB_BENCH_DIR" "$root/slb/bench"
 fi
+# Checksums the guest compares before each insmod (slb_insmod).
+for m in "$root"/slb/*.ko "$root"/slb/bench/*.ko; do
+	if [ -f "$m" ]; then md5sum < "$m" | cut -d' ' -f1 > "$m.md5"; fi
+done
 echo "$plan" > "$root/slb/plan"
 # Sched domain levels each CPU must have: 2 for the test topology (SMT,
 # MC, PKG survive as 3); fewer for layouts where levels degenerate.
 echo "${SLB_MIN_DOMAINS:-2}" > "$root/slb/min_domains"
 echo "$flags" > "$root/slb/flags"
+# The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
+echo "${SLB_STRESS:-1 20}" > "$root/slb/stress"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

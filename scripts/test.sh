@@ -5,12 +5,16 @@
 #   1. cargo test: unit and property tests of rust/policy
 #   2. tests/scripts.sh: the host scripts refuse bad input
 #   3. checkpatch --strict on the series
-#   4. the kernel and module build (KDIR= to use another tree)
+#   4. the kernel (KASAN, UBSAN, lockdep, DEBUG_PREEMPT: the test flavour
+#      of scripts/lib.sh) and module build (KDIR= to use another tree)
 #   5. QEMU: KUnit suites at insmod (parsed by kunit.py), every flag
 #      round-tripped in debugfs and flipped under load, an unknown name
-#      refused, a hostile build of the module whose every checked answer
-#      the kernel must refuse, a smoke run of the benchmark harness, the
-#      module unloaded, no splat in the log.
+#      refused, load in throttled nested cgroups, a short seeded stress
+#      run (module swaps, flags, knobs, hotplug, cpuset partitions; SEED=
+#      and CYCLES= set it, default 1 and 20), a hostile build of the
+#      module whose every checked answer the kernel must refuse, a smoke
+#      run of the benchmark harness, the module unloaded, no splat (BUG,
+#      WARNING, KASAN, UBSAN, lockdep, RCU) in the log.
 # Ends with one "N passed, M failed" line over all of them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -83,7 +87,8 @@ stage_end
 # CPUs, so the load step's steals must still happen here.
 SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
 	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko" SLB_BENCH_DIR="$smoke" \
-	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load flagsites cycle hostile bench unload"
+	SLB_STRESS="${SEED:-1} ${CYCLES:-20}" \
+	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load flagsites cgroups cycle stress hostile bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||

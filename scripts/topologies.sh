@@ -13,7 +13,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-plan="kunit flags domains knobs load flagsites cycle hostile unload"
+plan="kunit flags domains knobs load flagsites cgroups cycle stress hostile unload"
 [ -f "$SLB_ROOT/sched_lb_rs.ko" ] || "$SLB_ROOT/scripts/build-module.sh"
 stage "hostile module build"
 module_variant "$SLB_CACHE/guest-modules" hostile SLB_HOSTILE=1

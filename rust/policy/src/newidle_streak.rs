@@ -128,6 +128,12 @@ mod tests {
         // refuses a stamp that moved back.
         assert_eq!(account(st(64, 100), 90, false), st(65, 100));
         assert_eq!(account(st(64, 1 << 63), 0, false), st(65, 1 << 63));
+        // The boundary of time_after(): 2^63 - 1 jiffies back is still the
+        // past (aged to nothing, stamped now), 2^63 back is the future.
+        let max = i64::MAX as u64;
+        assert_eq!(account(st(64, 5u64.wrapping_sub(max)), 5, false), st(1, 5));
+        let ahead = 5u64.wrapping_sub(max + 1);
+        assert_eq!(account(st(64, ahead), 5, false), st(65, ahead));
     }
 
     /// The backoff as a newidle walk sees it at its first domain: 10 us
