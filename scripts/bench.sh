@@ -52,7 +52,7 @@ if [ -z "${SLB_KERNEL:-}" ]; then
 	"$SLB_ROOT/scripts/prepare-kernel.sh"
 	"$SLB_ROOT/scripts/build-kernel.sh"
 fi
-[ -f "$kernel" ] || die "no kernel at $kernel"
+[ -f "$kernel" ] || die "no kernel at $kernel: unset SLB_KERNEL to build the $SLB_FLAVOR kernel, or point it at a bzImage"
 # The checkout's own module build belongs to the test kernel.
 stage "module build ($SLB_FLAVOR)"
 module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"

@@ -112,7 +112,7 @@ else
 fi
 
 # The benchmark harness: no kernel, a log without runs, the wrong domains.
-expect_fail "bench without a kernel" "no kernel at .*: run 'make run'" \
+expect_fail "bench without a kernel" "no kernel at .*: unset SLB_KERNEL" \
 	env SLB_KERNEL="$tmp/no-bzImage" QUICK=1 "$root/scripts/bench.sh"
 printf 'SLB: boot\nSLB: done\n' > "$tmp/empty.log"
 expect_fail "bench report of a log without runs" "x: no benchmark runs" \
@@ -127,6 +127,24 @@ echo "SMT:2 MC:4 PKG:8" > "$tmp/y.domains"
 expect_fail "bench report refuses the wrong sched domains" \
 	"y: cpu0's sched domains are MC:4 PKG:8, the topology needs SMT:2 MC:4 PKG:8" \
 	python3 "$root/scripts/bench_report.py" --domains-dir "$tmp" --md "$tmp/r.md" "y=$tmp/dom.log"
+
+# Kernel flavours, the stress step's knobs and the mutants check.
+expect_fail "unknown kernel flavour" "SLB_FLAVOR=bogus: expected test, plain or kcsan" \
+	env SLB_FLAVOR=bogus "$root/scripts/build-kernel.sh"
+expect_fail "stress: bad SEED" "SEED=x1: expected a non-negative integer" \
+	env SEED=x1 "$root/scripts/stress.sh"
+expect_fail "stress: bad CYCLES" "CYCLES=0: expected a positive integer" \
+	env CYCLES=0 SEED=1 "$root/scripts/stress.sh"
+expect_fail "stress: bad KCSAN" "KCSAN=yes: expected 1 or nothing" \
+	env KCSAN=yes "$root/scripts/stress.sh"
+expect_fail "mutants check without a run" "outcomes.json is missing: run 'make mutants'" \
+	python3 "$root/scripts/mutants.py" check "$tmp/no-mutants.out"
+mkdir -p "$tmp/m.out/hand"
+echo '[{"name": "a"}]' > "$tmp/m.out/mutants.json"
+echo '{"outcomes": [], "caught": 0, "missed": 0, "timeout": 0, "unviable": 0, "end_time": null}' > "$tmp/m.out/outcomes.json"
+: > "$tmp/m.out/hand/outcomes.txt"
+expect_fail "mutants check of an unfinished run" "0 of the 1 mutants found were tested" \
+	python3 "$root/scripts/mutants.py" check "$tmp/m.out"
 
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]
