@@ -12,7 +12,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks schedsim schedsim-bench \
-	cargo-test script-test checkpatch check-series fmt clean distclean
+	cargo-test script-test checkpatch check-series check-configs fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -21,6 +21,7 @@ help:
 	@echo "make kernel        unpack linux-source-6.12, git am patches/, build"
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability)"
+	@echo "make check-configs kernel/sched/ in 7 configs, stock vs series (CONFIGS=...)"
 	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
 	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1)"
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
@@ -74,6 +75,9 @@ script-test:
 
 checkpatch:
 	@scripts/checkpatch.sh
+
+check-configs:
+	@CONFIGS="$(CONFIGS)" scripts/check-configs.sh
 
 check-series:
 	@scripts/check-series.sh
