@@ -119,7 +119,7 @@ def cmd_hand(out):
     results = []
     with tempfile.TemporaryDirectory(prefix="slb-hand-mutants-") as tmp:
         work = Path(tmp)
-        for f in ["Cargo.toml", "Cargo.lock", ".cargo"]:
+        for f in ["Cargo.toml", "Cargo.lock", ".cargo", "kernel.version"]:
             src = ROOT / f
             if src.is_dir():
                 shutil.copytree(src, work / f)

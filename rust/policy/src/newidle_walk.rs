@@ -94,6 +94,18 @@ mod tests {
         assert!(stop_at_domain(s));
     }
 
+    // The sums saturate too. The C's `curr_cost + sd->max_newidle_lb_cost`
+    // would wrap in u64 and let the walk go on; costs that large mean "do
+    // not balance", so the rule stops instead.
+    #[test]
+    fn cost_sums_saturate() {
+        assert!(stop_at_domain(step(u64::MAX - 1, u64::MAX, 2)));
+        let mut s = step(u64::MAX - 1, u64::MAX - 10, 0);
+        s.migration_cost = true;
+        s.migration_cost_ns = 20;
+        assert!(stop_at_domain(s));
+    }
+
     #[test]
     fn flags_off_is_stock() {
         assert!(stop_at_domain(step(99, 50, 50)));

@@ -100,6 +100,22 @@ mod tests {
         );
     }
 
+    // The products and the +1 saturate: a wrapping one would turn a huge
+    // idle time into a small budget, or a cost of u64::MAX into a divisor
+    // of 0 (mutants that survived before).
+    #[test]
+    fn extremes_saturate() {
+        assert_eq!(sis_prop_cores(2, 1 << 63, 0), u32::MAX);
+        assert_eq!(sis_prop_cores(8, u64::MAX, u64::MAX), SIS_MIN_CORES);
+        assert_eq!(
+            combine(Some(u32::MAX), None, 2),
+            Some(ScanBudget {
+                cpus: u32::MAX,
+                cores: u32::MAX
+            })
+        );
+    }
+
     #[test]
     fn proportional_with_floor() {
         // 8-CPU LLC, 1000 ns predicted idle, 99 ns per CPU: 8000/100 = 80.

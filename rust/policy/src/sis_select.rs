@@ -240,6 +240,32 @@ mod tests {
     use proptest::prelude::*;
     use std::vec::Vec;
 
+    use crate::words::counting::Virtual;
+
+    // A search that starts in the last word below u32::MAX ends there: a
+    // wrapping step to the next word would start over at bit 0 and
+    // return a bit below `from` (a hand mutant survived before).
+    #[test]
+    fn search_at_the_top_does_not_wrap() {
+        let v = Virtual {
+            nwords: 1 << 26,
+            f: |i| u64::from(i == 0),
+        };
+        assert_eq!(next_set_bit(&v, u32::MAX - 10, u32::MAX), None);
+        assert_eq!(next_set_bit(&v, 0, u32::MAX), Some(0));
+    }
+
+    // A mask of more than 2^58 words holds more than u32::MAX bits, not
+    // (2^58 + 1) * 64 mod 2^64 = 64 of them.
+    #[test]
+    fn huge_mask_bit_count_saturates() {
+        let v = Virtual {
+            nwords: (1 << 58) + 1,
+            f: |_| u64::MAX,
+        };
+        assert_eq!(wrap_bits(&v, 1000, 900).take(200).last(), Some(99));
+    }
+
     /// A machine as data: `idle[cpu]`, `allowed[cpu]`, `smt` threads per
     /// core numbered core-major (cpu = core * smt + thread).
     struct Machine {

@@ -201,6 +201,23 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
+    use crate::words::counting::Virtual;
+
+    // Index arithmetic past u32 saturates: a line beyond the u32 word
+    // range must not alias word 0, and a mask that big holds u32::MAX
+    // elements, not a wrapped count (hand mutants survived before).
+    #[test]
+    fn index_arithmetic_saturates() {
+        assert_eq!(locate(1 << 30, 1), (u32::MAX, 0));
+        assert_eq!(words_for(u32::MAX, 1), u32::MAX);
+        let v = Virtual {
+            nwords: 1 << 30,
+            f: |_| 1,
+        };
+        assert_eq!(capacity(&v, 64), u32::MAX);
+        assert!(!contains(&v, 1, 1 << 30));
+    }
+
     /// A mask of `nelems` elements with `set` set.
     fn mask(nelems: u32, per: u32, set: &[u32]) -> Vec<u64> {
         let mut words = vec![0u64; words_for(nelems, per) as usize];

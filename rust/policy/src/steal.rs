@@ -292,6 +292,22 @@ mod tests {
         victims(o, BPL, base, llc, sib, this).collect()
     }
 
+    // A siblings mask of more than 2^58 words has more than u32::MAX
+    // bits; a wrapping count (64) would hide sibling 200, which then
+    // neither the same-core leg nor the LLC leg (which skips siblings)
+    // visits (a hand mutant survived before).
+    #[test]
+    fn huge_siblings_mask_keeps_its_bits() {
+        let siblings = crate::words::counting::Virtual {
+            nwords: (1 << 58) + 1,
+            f: |i| if i == 3 { 1 << 8 } else { 0 },
+        };
+        let overloaded = sparse(0, 256, &[200]);
+        let llc = cpumask(256, [100, 200]);
+        let mut v = victims(&overloaded[..], BPL, 0, &llc[..], &siblings, 100);
+        assert_eq!(v.next(), Some(200));
+    }
+
     // SMT2 x 4 in one LLC: cores {0,1} {2,3} {4,5} {6,7}.
     #[test]
     fn same_core_first_then_llc() {

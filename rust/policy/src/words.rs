@@ -65,30 +65,10 @@ impl Words for [Cell<u64>] {
 }
 
 /// Fixed-size arrays read as their slices, so that `&[w0, w1]` can be
-/// passed where a mask is expected.
+/// passed where a mask is expected (the tests' fixed masks). Shared masks
+/// are slices of the length the kernel or the simulator allocated, so
+/// `[AtomicU64]` and `[Cell<u64>]` need no array form.
 impl<const N: usize> Words for [u64; N] {
-    fn nwords(&self) -> usize {
-        N
-    }
-
-    fn word(&self, i: usize) -> u64 {
-        self[..].word(i)
-    }
-}
-
-/// See the `[u64; N]` impl.
-impl<const N: usize> Words for [AtomicU64; N] {
-    fn nwords(&self) -> usize {
-        N
-    }
-
-    fn word(&self, i: usize) -> u64 {
-        self[..].word(i)
-    }
-}
-
-/// See the `[u64; N]` impl.
-impl<const N: usize> Words for [Cell<u64>; N] {
     fn nwords(&self) -> usize {
         N
     }
@@ -142,6 +122,29 @@ pub(crate) mod counting {
                 r.set(r.get() + 1);
             }
             self.words[..].word(i)
+        }
+    }
+
+    /// A mask too large to allocate, word `i` computed by `f`: the tests
+    /// at the top of the `u32` and `usize` ranges, where the rules'
+    /// saturating index arithmetic must keep a walk from wrapping to the
+    /// low words.
+    pub(crate) struct Virtual<F: Fn(usize) -> u64> {
+        pub(crate) nwords: usize,
+        pub(crate) f: F,
+    }
+
+    impl<F: Fn(usize) -> u64> Words for Virtual<F> {
+        fn nwords(&self) -> usize {
+            self.nwords
+        }
+
+        fn word(&self, i: usize) -> u64 {
+            if i < self.nwords {
+                (self.f)(i)
+            } else {
+                0
+            }
         }
     }
 }
