@@ -54,5 +54,5 @@ echo "$plan" > "$root/slb/plan"
 echo "${SLB_MIN_DOMAINS:-2}" > "$root/slb/min_domains"
 echo "$flags" > "$root/slb/flags"
 # The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
-echo "${SLB_STRESS:-1 20}" > "$root/slb/stress"
+echo "${SLB_STRESS:-1 4}" > "$root/slb/stress"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

@@ -31,11 +31,13 @@ log "stress: seed $seed, $cycles cycles, $SLB_FLAVOR kernel (repeat: make stress
 "$SLB_ROOT/scripts/build-kernel.sh"
 # A build of the module of its own per flavour: the one in the checkout
 # belongs to the test kernel.
-stage "module build ($SLB_FLAVOR)"
-module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"
+stage "module builds ($SLB_FLAVOR)"
+mods="$SLB_CACHE/guest-modules/$SLB_FLAVOR"
+module_variant "$mods" module
+module_variant "$mods" nokunit SLB_KUNIT=n
 stage_end
 t0=$(date +%s)
-SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko" SLB_STRESS="$seed $cycles" \
+SLB_MODULE="$mods/module.ko" SLB_GUEST_MODULES="$mods/nokunit.ko" SLB_STRESS="$seed $cycles" \
 	SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-5400} \
 	"$SLB_ROOT/scripts/boot.sh" "stress-$SLB_FLAVOR" "kunit cgroups stress unload" ||
 	die "stress failed: seed $seed, $cycles cycles (repeat: make stress SEED=$seed CYCLES=$cycles${KCSAN:+ KCSAN=$KCSAN})"

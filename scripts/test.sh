@@ -11,7 +11,7 @@
 #      round-tripped in debugfs and flipped under load, an unknown name
 #      refused, load in throttled nested cgroups, a short seeded stress
 #      run (module swaps, flags, knobs, hotplug, cpuset partitions; SEED=
-#      and CYCLES= set it, default 1 and 20), a hostile build of the
+#      and CYCLES= set it, default 1 and 4), a hostile build of the
 #      module whose every checked answer the kernel must refuse, a smoke
 #      run of the benchmark harness, the module unloaded, no splat (BUG,
 #      WARNING, KASAN, UBSAN, lockdep, RCU) in the log.
@@ -79,15 +79,18 @@ echo 1 > "$smoke/reps"
 echo "SMT:2 MC:4 PKG:8" > "$smoke/test.domains"
 # The hostile step loads a build whose checked hooks all answer out of
 # range (Kbuild's SLB_HOSTILE=1, rust/hostile.rs).
-stage "hostile module build"
+stage "hostile and no-KUnit module builds"
 module_variant "$SLB_CACHE/guest-modules" hostile SLB_HOSTILE=1
+# The stress step's swaps load a build without KUnit (the suites would
+# rerun at every load).
+module_variant "$SLB_CACHE/guest-modules" nokunit SLB_KUNIT=n
 stage_end
 # Two memory-only NUMA nodes (as CXL or HBM memory shows up) beside the
 # one that holds all 8 CPUs: STEAL's "at most 2 nodes" counts nodes with
 # CPUs, so the load step's steals must still happen here.
 SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
-	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko" SLB_BENCH_DIR="$smoke" \
-	SLB_STRESS="${SEED:-1} ${CYCLES:-20}" \
+	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko $SLB_CACHE/guest-modules/nokunit.ko" SLB_BENCH_DIR="$smoke" \
+	SLB_STRESS="${SEED:-1} ${CYCLES:-4}" \
 	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load flagsites cgroups cycle stress hostile bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \

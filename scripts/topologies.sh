@@ -17,8 +17,9 @@ plan="kunit flags domains knobs load flagsites cgroups cycle stress hostile unlo
 [ -f "$SLB_ROOT/sched_lb_rs.ko" ] || "$SLB_ROOT/scripts/build-module.sh"
 stage "hostile module build"
 module_variant "$SLB_CACHE/guest-modules" hostile SLB_HOSTILE=1
+module_variant "$SLB_CACHE/guest-modules" nokunit SLB_KUNIT=n
 stage_end
-export SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko"
+export SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko $SLB_CACHE/guest-modules/nokunit.ko"
 SLB_MIN_DOMAINS=2 "$SLB_ROOT/scripts/boot.sh" smt3 "$plan" "6,sockets=1,cores=3,threads=2"
 SLB_MIN_DOMAINS=2 SLB_QEMU_EXTRA="$(qemu_numa 1G:0-1 512M:2-3 512M:4-5)" "$SLB_ROOT/scripts/boot.sh" numa3 "$plan" "6,sockets=3,cores=2,threads=1"
 log "topologies: smt3 and numa3 passed"
