@@ -39,9 +39,11 @@ use crate::policy::balance_interval::{self, IntervalInput};
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
 use crate::policy::newidle_streak::{self, Streak};
 use crate::policy::newidle_walk::{self, WalkStep};
+use crate::policy::sis_chain::{self, LlcView, SisFlags, SisInput, WakeAvg};
 use crate::policy::sis_select::{bit_is_set, IdleView};
-use crate::policy::steal::{self, StealInput, StealOutcome};
-use crate::policy::{avg_load, detach_load, sis_age, sis_budget, sis_cost, sis_select, sparsemask};
+use crate::policy::steal::StealOutcome;
+use crate::policy::steal_chain::{self, StealArgs};
+use crate::policy::{avg_load, detach_load, sparsemask};
 
 /// The ABI this module was built against.
 pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
@@ -234,6 +236,10 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
 }
 
 /// Seed 001, patch 1: the `migrate_load` test of `detach_tasks()`.
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
@@ -250,6 +256,10 @@ pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_deta
 }
 
 /// Seed 001, patch 2: the `imbalance_pct` test.
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn avg_load_balanced(
     args: *const bindings::sched_lb_avg_load_args,
 ) -> bool {
@@ -262,6 +272,10 @@ pub(crate) unsafe extern "C" fn avg_load_balanced(
 }
 
 /// Seed 001, patches 3 and 4: `get_sd_balance_interval()`.
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn balance_interval(
     args: *const bindings::sched_lb_interval_args,
 ) -> u64 {
@@ -279,6 +293,10 @@ pub(crate) unsafe extern "C" fn balance_interval(
 }
 
 /// Seeds 003 and 004: where the newidle walk stops.
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
@@ -302,6 +320,10 @@ pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_new
 
 /// Seed 003: the failure streak `newidle_stop` backs off on, after each
 /// newidle attempt and each pull to the CPU.
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
     // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
     // the out fields; nothing else holds the struct during the call.
@@ -400,6 +422,10 @@ impl KernelView {
             nwords: cpumask_words(a.nbits),
         }
     }
+}
+
+impl LlcView for KernelView {
+    type Mask = [AtomicU64];
 
     /// The LLC's span masked by the task's affinity.
     fn cpus(&self) -> &[AtomicU64] {
@@ -412,6 +438,10 @@ impl KernelView {
     fn cores(&self) -> &[AtomicU64] {
         // SAFETY: as for `cpus()`.
         unsafe { shared_words(self.cores, self.nwords) }
+    }
+
+    fn has_siblings(&self) -> bool {
+        self.smt_mask.is_some()
     }
 
     /// The SMT siblings of `core`; empty without the callback.
@@ -440,53 +470,52 @@ impl IdleView for KernelView {
 }
 
 /// Seed 002: `select_idle_cpu()`'s scan of the LLC (RFC 01 to 06).
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
     // SAFETY: as for `idle_cpus_balanced()`. Read once: the callbacks
     // below get `args` back, so no reference into it stays alive.
     let a = unsafe { args.read() };
-    let (mut wake_avg_ns, mut wake_stamp) = (a.wake_avg_ns, a.wake_stamp);
-    if a.sis_age {
-        (wake_avg_ns, wake_stamp) = sis_age::age_wake_avg(wake_avg_ns, wake_stamp, a.now_jiffies);
-    }
-    let idle_ns = sis_age::predicted_idle_ns(a.sis_age, wake_avg_ns, a.avg_idle_ns);
-    let prop = a
-        .sis_prop
-        .then(|| sis_budget::sis_prop_cores(a.span_weight, idle_ns, a.avg_scan_cost_ns));
-    let util = a.sis_util.then_some(a.util_nr);
-    let scan = match (a.cpu_idle, sis_budget::combine(prop, util, a.smt_weight)) {
-        (Some(cpu_idle), Some(budget)) => {
-            // SAFETY: `args` is the struct of the scan in progress and `a`
-            // its copy.
-            let view = unsafe { KernelView::new(args, &a, cpu_idle) };
-            if a.sis_fold && a.has_idle_core && a.smt_weight > 1 && a.smt_mask.is_some() {
-                // RFC 07/08: the folded core scan, from the target's core.
-                sis_select::scan_cores_fold(
-                    &view,
-                    view.cores(),
-                    a.nbits,
-                    |core| view.siblings(core),
-                    a.target,
-                    budget.cores,
-                )
-            } else {
-                // RFC 05/06: the CPU scan. The target itself was checked
-                // before the scan, so it starts after it.
-                sis_select::scan_cpus(
-                    &view,
-                    view.cpus(),
-                    a.nbits,
-                    a.target.wrapping_add(1),
-                    budget.cpus,
-                )
-            }
+    // The shim always passes `cpu_idle`; without it there is no scan and
+    // nothing to write back.
+    let Some(cpu_idle) = a.cpu_idle else {
+        // SAFETY: `args` is valid for writes of its out fields.
+        unsafe {
+            (*args).loops = 0;
+            (*args).found_idle_core = false;
         }
-        // No callback, or SIS_UTIL says the LLC is overloaded: no scan.
-        _ => sis_select::Scan {
-            cpu: None,
-            loops: 0,
-            found_idle_core: false,
-        },
+        return -1;
     };
+    // SAFETY: `args` is the struct of the scan in progress and `a` its copy.
+    let view = unsafe { KernelView::new(args, &a, cpu_idle) };
+    let answer = sis_chain::select(
+        &view,
+        &SisInput {
+            flags: SisFlags {
+                prop: a.sis_prop,
+                util: a.sis_util,
+                age: a.sis_age,
+                once: a.sis_once,
+                fold: a.sis_fold,
+            },
+            wake: WakeAvg {
+                avg_ns: a.wake_avg_ns,
+                stamp_jiffies: a.wake_stamp,
+            },
+            now_jiffies: a.now_jiffies,
+            avg_idle_ns: a.avg_idle_ns,
+            avg_scan_cost_ns: a.avg_scan_cost_ns,
+            span_weight: a.span_weight,
+            util_nr: a.util_nr,
+            smt_weight: a.smt_weight,
+            has_idle_core: a.has_idle_core,
+            target: a.target,
+            nbits: a.nbits,
+        },
+    );
+    let scan = answer.scan;
     SIS.record(
         scan.cpu.is_some(),
         &[
@@ -501,29 +530,35 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
     unsafe {
         (*args).loops = scan.loops;
         (*args).found_idle_core = scan.found_idle_core;
-        (*args).wake_avg_ns = wake_avg_ns;
-        (*args).wake_stamp = wake_stamp;
+        (*args).wake_avg_ns = answer.wake.avg_ns;
+        (*args).wake_stamp = answer.wake.stamp_jiffies;
     }
     scan.cpu.map_or(-1, c_cpu)
 }
 
 /// Seed 002: the statistics after a scan (RFC 01, 03).
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
     // SAFETY: as for `sis_select()`; no callback into C follows, so the
     // struct is ours for the call.
     let a = unsafe { &mut *args };
-    if a.loops > 0 {
-        a.avg_scan_cost_ns =
-            sis_cost::update_avg_scan_cost(a.avg_scan_cost_ns, a.scan_time_ns, a.loops);
-        if !in_kunit_test() {
-            SIS_SCANS.fetch_add(1, Ordering::Relaxed);
-            SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
-            SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
-        }
+    if a.loops > 0 && !in_kunit_test() {
+        SIS_SCANS.fetch_add(1, Ordering::Relaxed);
+        SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
+        SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
     }
-    if a.sis_once {
-        a.wake_avg_ns = sis_age::spend_wake_avg(a.wake_avg_ns, a.scan_time_ns);
-    }
+    let done = sis_chain::account(
+        a.avg_scan_cost_ns,
+        a.wake_avg_ns,
+        a.scan_time_ns,
+        a.loops,
+        a.sis_once,
+    );
+    a.avg_scan_cost_ns = done.avg_scan_cost_ns;
+    a.wake_avg_ns = done.wake_avg_ns;
 }
 
 // The shim lays out the overloaded mask as the policy reads it.
@@ -570,38 +605,44 @@ impl StealMasks {
         // SAFETY: as for `llc()`.
         unsafe { shared_words(self.a.siblings, cpumask_words(self.a.nbits)) }
     }
-
-    /// The victims in the order the policy tries them.
-    fn victims(&self) -> impl Iterator<Item = u32> + '_ {
-        steal::victims(
-            self.overloaded(),
-            self.a.bits_per_line,
-            self.a.overloaded_base,
-            self.llc(),
-            self.siblings(),
-            self.a.this_cpu,
-        )
-    }
 }
 
 /// Sistare's STEAL (seed 002 thread): whether to steal, and which
 /// overloaded CPUs of the LLC to try in which order; the shim's
 /// `steal_from` moves the task under the runqueue locks.
+///
+/// # Safety
+///
+/// As for [`idle_cpus_balanced()`].
 pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
     // SAFETY: as for `idle_cpus_balanced()`. Copied out before anything
     // else: `steal_from` gets `args` back and the shim reads it.
     let masks = unsafe { StealMasks::new(args.read()) };
     let a = &masks.a;
-    let go = steal::should_steal(StealInput {
-        enabled: a.enabled,
-        numa_nodes: a.numa_nodes,
-        nr_runnable: a.nr_runnable,
-        any_overloaded: masks.victims().next().is_some(),
-        avg_idle_ns: a.avg_idle_ns,
-        avg_steal_cost_ns: a.avg_steal_cost_ns,
-    });
-    let result = match (STEAL.record(go, &[(Flag::Steal, a.enabled)]), a.steal_from) {
-        (true, Some(steal_from)) => steal::steal_first(masks.victims(), |cpu| {
+    // The shim always passes `steal_from`; without it nothing can move.
+    let Some(steal_from) = a.steal_from else {
+        // SAFETY: `args` is valid for writes of its out fields.
+        unsafe {
+            (*args).tried = false;
+            (*args).attempts = 0;
+        }
+        return -1;
+    };
+    let result = steal_chain::steal(
+        &StealArgs {
+            enabled: a.enabled,
+            numa_nodes: a.numa_nodes,
+            nr_runnable: a.nr_runnable,
+            avg_idle_ns: a.avg_idle_ns,
+            avg_steal_cost_ns: a.avg_steal_cost_ns,
+            this_cpu: a.this_cpu,
+            bits_per_line: a.bits_per_line,
+            overloaded_base: a.overloaded_base,
+        },
+        masks.overloaded(),
+        masks.llc(),
+        masks.siblings(),
+        |cpu| {
             // SAFETY: `steal_from` and `args` come from the shim, which
             // expects exactly this call; it refuses a CPU outside the LLC.
             match unsafe { steal_from(args, c_cpu(cpu)) } {
@@ -609,12 +650,9 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
                 0 => StealOutcome::NotStolen,
                 _ => StealOutcome::Stop,
             }
-        }),
-        _ => steal::StealResult {
-            from: None,
-            attempts: 0,
         },
-    };
+    );
+    STEAL.record(result.tried, &[(Flag::Steal, a.enabled)]);
     if !in_kunit_test() {
         STEAL_ATTEMPTS.fetch_add(u64::from(result.attempts), Ordering::Relaxed);
         if result.from.is_some() {
@@ -624,7 +662,7 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
     unsafe {
-        (*args).tried = go;
+        (*args).tried = result.tried;
         (*args).attempts = result.attempts;
     }
     result.from.map_or(-1, c_cpu)

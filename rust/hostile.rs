@@ -36,6 +36,10 @@ fn next_lie(n: u32) -> u32 {
 
 /// An interval the kernel must never take: 0 (balance at every tick) or
 /// `u64::MAX` (never again).
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn balance_interval(
     _args: *const bindings::sched_lb_interval_args,
 ) -> u64 {
@@ -49,6 +53,10 @@ pub(crate) unsafe extern "C" fn balance_interval(
 
 /// A streak that jumps by far more than one failure, stamped in the
 /// future.
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
     STREAK.record(true, &[]);
     // SAFETY: the shim's argument struct, ours for the call.
@@ -60,6 +68,10 @@ pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_st
 /// Asks the kernel about CPUs outside the LLC, then answers with a CPU
 /// outside the scan mask, more loops than the LLC has CPUs, or an idle
 /// estimate that grew and a stamp from the future, in turn.
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
     SIS.record(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
@@ -95,6 +107,10 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
 
 /// An average scan cost and an idle estimate that can only come from
 /// nowhere.
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
@@ -104,6 +120,10 @@ pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_ar
 
 /// Asks to steal from itself until the kernel stops the walk, then
 /// reports a steal that did not happen, after attempts it did not make.
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
     STEAL.record(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.

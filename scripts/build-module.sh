@@ -28,12 +28,13 @@ check_kdir() {
 		die "KDIR=$k was built with '$want' but rustc here is '$have'; a Rust module must be built with its kernel's rustc"
 }
 
-for t in rustc make clang ld.lld; do need_tool "$t"; done
+for t in rustc clippy-driver make clang ld.lld; do need_tool "$t"; done
 check_kdir "$KDIR"
 
 stage "module build"
 # Module.symvers of an O= build does not list the series' exports until the
 # kernel is built; KBUILD_MODPOST_WARN stays unset so a missing one fails.
-kmake -C "$KDIR" M="$SLB_ROOT" modules
+mkdir -p "$SLB_LOGS"
+KDIR=$KDIR kmake_module "$SLB_ROOT" "$SLB_LOGS/module-build.log"
 stage_end
 log "module: $SLB_ROOT/sched_lb_rs.ko"

@@ -72,6 +72,24 @@ kmake() {
 	make -s ARCH=x86_64 LLVM=1 CC="$cc" -j"$SLB_JOBS" "$@"
 }
 
+# kmake_module SRC LOG KNOB=VALUE...: builds the module in SRC against
+# ${KDIR:-$SLB_OUT} with clippy (CLIPPY=1: clippy-driver compiles, so the
+# object is the one rustc would make), output in LOG. Any warning, from
+# rustc, clippy or the C compiler, fails the build and removes the objects,
+# so the next build recompiles and shows it again.
+kmake_module() {
+	local src=$1 log=$2 rc=0
+	shift 2
+	kmake -C "${KDIR:-$SLB_OUT}" M="$src" CLIPPY=1 "$@" modules > "$log" 2>&1 || rc=$?
+	if [ $rc != 0 ] || grep -qE '^(warning|error)(\[|:)|: warning:' "$log"; then
+		grep -E -A12 '^(warning|error)(\[|:)|: (warning|error):' "$log" | head -60 >&2
+		find "$src" -name '*.o' -path '*/rust/*' -delete
+		rm -f "$src/sched_lb_rs.ko"
+		[ $rc != 0 ] && die "module build in $src failed (log: $log)"
+		die "module build in $src: warnings are errors here (log: $log)"
+	fi
+}
+
 # module_variant DEST NAME KNOB=VALUE...: builds sched_lb_rs.ko with these
 # Kbuild knobs (SLB_HOOKS_OFF, SLB_KUNIT, SLB_HOSTILE; see Kbuild) from a
 # copy of the sources, into DEST/NAME.ko. A copy, because 6.12's
@@ -87,8 +105,7 @@ module_variant() {
 	cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$src/rust/"
 	cp -r "$SLB_ROOT/rust/policy/src" "$src/rust/policy/"
 	cp "$SLB_ROOT"/kunit/*.c "$src/kunit/"
-	kmake -C "${KDIR:-$SLB_OUT}" M="$src" "$@" modules > "$src/build.log" 2>&1 ||
-		{ tail -20 "$src/build.log" >&2; die "module variant $name ($*) failed to build (log: $src/build.log)"; }
+	kmake_module "$src" "$src/build.log" "$@"
 	cp "$src/sched_lb_rs.ko" "$dest/$name.ko"
 }
 

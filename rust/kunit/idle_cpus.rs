@@ -80,7 +80,7 @@ fn c_args(r: &IdleRow) -> bindings::sched_lb_idle_cpus_args {
     }
 }
 
-pub(super) unsafe extern "C" fn rule(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn rule(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
         let got = idle_cpus::decide(r.local_idle, r.busiest_idle, r.llc_size, r.flags);
         super::check!(
@@ -93,7 +93,7 @@ pub(super) unsafe extern "C" fn rule(_test: *mut bindings::kunit) {
     }
 }
 
-pub(super) unsafe extern "C" fn callback(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn callback(_test: *mut bindings::kunit) {
     let ops = crate::hooks::ops();
     super::check!(
         "idle_cpus_callback",
@@ -116,7 +116,7 @@ pub(super) unsafe extern "C" fn callback(_test: *mut bindings::kunit) {
     }
 }
 
-pub(super) unsafe extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
         let args = c_args(r);
         // SAFETY: `args` is valid for the call; the shim takes the RCU read

@@ -13,7 +13,7 @@ use crate::policy::jiffies::msecs_to_jiffies;
 /// Every m up to 10 s, then both sides of each power of two and the
 /// boundaries of the signed range: the Rust port and the kernel's
 /// `__msecs_to_jiffies()` at this kernel's HZ must agree on each.
-pub(super) unsafe extern "C" fn msecs_to_jiffies_matches_kernel(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn msecs_to_jiffies_matches_kernel(_test: *mut bindings::kunit) {
     let hz = bindings::CONFIG_HZ;
     let check_one = |m: u32| {
         // SAFETY: __msecs_to_jiffies() is a pure computation on its argument.
@@ -77,14 +77,14 @@ fn input(r: &(u32, u32, bool, u32, u64, bool, u64)) -> IntervalInput {
     }
 }
 
-pub(super) unsafe extern "C" fn thread_rows(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn thread_rows(_test: *mut bindings::kunit) {
     for r in ROWS.iter() {
         let got = sd_balance_interval_jiffies(input(r));
         check!("interval_thread_rows", got == r.6, "{:?}: got {}", r, got);
     }
 }
 
-pub(super) unsafe extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     for r in ROWS.iter() {
         let i = input(r);
         let args = bindings::sched_lb_interval_args {

@@ -34,7 +34,7 @@ static DETACH_ROWS: [(u64, i64, u32, u32, bool, bool); 12] = [
     (u64::MAX, 0, 200, 0, true, true),
 ];
 
-pub(super) unsafe extern "C" fn detach_rows(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn detach_rows(_test: *mut bindings::kunit) {
     for &(load, imb, failed, tries, relax, skip) in DETACH_ROWS.iter() {
         let got = detach_load::decide(load, imb, failed, tries, relax);
         check!(
@@ -51,7 +51,7 @@ pub(super) unsafe extern "C" fn detach_rows(_test: *mut bindings::kunit) {
     }
 }
 
-pub(super) unsafe extern "C" fn detach_kernel_shim(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn detach_kernel_shim(_test: *mut bindings::kunit) {
     for &(load, imb, failed, tries, relax, skip) in DETACH_ROWS.iter() {
         let args = bindings::sched_lb_detach_args {
             load,
@@ -96,7 +96,7 @@ static AVG_ROWS: [(u64, u64, u32, bool); 6] = [
     (u64::MAX, u64::MAX, 117, true),
 ];
 
-pub(super) unsafe extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
     for &(b, l, pct, balanced) in AVG_ROWS.iter() {
         let got = avg_load::avg_load_balanced(b, l, pct);
         check!(
@@ -111,7 +111,7 @@ pub(super) unsafe extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
     }
 }
 
-pub(super) unsafe extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
     for &(b, l, pct, balanced) in AVG_ROWS.iter() {
         let args = bindings::sched_lb_avg_load_args {
             busiest_avg_load: b,

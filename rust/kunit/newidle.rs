@@ -28,7 +28,7 @@ fn step(avg_idle_ns: u64, curr_cost_ns: u64, max_cost_ns: u64) -> WalkStep {
 /// with the backoff on, a run of failures raises N by one every 5, and the
 /// walk stops once N * 40 us > 500 us, i.e. from N = 13 (65 failures) on;
 /// one success puts it back to the stock decision.
-pub(super) unsafe extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
     let mut failures = 0u32;
     let mut s = step(500 * US, 0, 40 * US);
     s.backoff = true;
@@ -96,7 +96,7 @@ fn account(failures: &mut u32, stamp: &mut u64, now: u64, pulled: bool) {
 /// as the jiffies pass, a burst of failures within one jiffy backs it off
 /// again, and one pull (periodic balancing, say) resets it. None of the
 /// answers is refused.
-pub(super) unsafe extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
     let name = c"newidle_account";
     // SAFETY: a NUL-terminated name; the shim only reads it.
     let refused = || unsafe { bindings::sched_lb_test_violations(name.as_ptr().cast()) };
@@ -186,7 +186,7 @@ fn walk(levels: &[Level], avg_idle_ns: u64, migration_cost: bool) -> usize {
     levels.len()
 }
 
-pub(super) unsafe extern "C" fn walk_topologies(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn walk_topologies(_test: *mut bindings::kunit) {
     for &(name, levels, idle, cost, want) in TOPOLOGIES.iter() {
         let got = walk(levels, idle, cost);
         check!(
@@ -201,7 +201,7 @@ pub(super) unsafe extern "C" fn walk_topologies(_test: *mut bindings::kunit) {
 }
 
 /// Rows through the kernel's shim: `(step, stop)`.
-pub(super) unsafe extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     let mut rows = [(step(99, 50, 50), true); 5];
     rows[1] = (step(100, 50, 50), false);
     rows[2].0 = step(500 * US, 0, 40 * US);

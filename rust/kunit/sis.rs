@@ -28,6 +28,13 @@ impl Machine {
     }
 }
 
+/// The `cpu_idle` callback of the SIS cases: a CPU's idle state in the
+/// case's `Machine`.
+///
+/// # Safety
+///
+/// `args` is a case's argument struct whose `ctx` points to its `Machine`,
+/// both alive for the scan.
 unsafe extern "C" fn table_idle(args: *const bindings::sched_lb_sis_args, cpu: c_int) -> bool {
     // SAFETY: `args` is the case's argument struct, whose `ctx` is the
     // `Machine` the case passed; both outlive the scan.
@@ -53,7 +60,7 @@ static SMT2_SIBLINGS: [[u64; 1]; 8] = [
     [0xc0],
 ];
 
-unsafe extern "C" fn smt2_mask(
+extern "C" fn smt2_mask(
     _args: *const bindings::sched_lb_sis_args,
     cpu: c_int,
 ) -> *const usize {
@@ -64,7 +71,7 @@ unsafe extern "C" fn smt2_mask(
 /// SMT4 x 2 cores: {0..3} {4..7}.
 static SMT4_SIBLINGS: [[u64; 1]; 2] = [[0x0f], [0xf0]];
 
-unsafe extern "C" fn smt4_mask(
+extern "C" fn smt4_mask(
     _args: *const bindings::sched_lb_sis_args,
     cpu: c_int,
 ) -> *const usize {
@@ -125,7 +132,7 @@ fn args_for(
     a
 }
 
-pub(super) unsafe extern "C" fn scan_rows(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn scan_rows(_test: *mut bindings::kunit) {
     let ops = crate::hooks::ops();
     let (Some(select), Some(account)) = (ops.sis_select, ops.sis_account) else {
         check!("sis_scan_rows", false, "sis callbacks not set");
@@ -171,7 +178,7 @@ pub(super) unsafe extern "C" fn scan_rows(_test: *mut bindings::kunit) {
 /// SIS_AGE and SIS_ONCE over a sequence of wakeups: a CPU woke from idle
 /// with wake_avg 64 us; each jiffy halves it, each scan spends its time,
 /// and the budget follows (8-CPU SMT2 LLC, scan cost 1 us per CPU).
-pub(super) unsafe extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
     let ops = crate::hooks::ops();
     let (Some(select), Some(account)) = (ops.sis_select, ops.sis_account) else {
         check!("sis_age_once_sequence", false, "sis callbacks not set");
@@ -241,7 +248,7 @@ static FOLD_ROWS: [(u8, u8, u32, u32, c_int, bool); 6] = [
     (0xc0, 0x3f, 0, 0, -1, false),
 ];
 
-pub(super) unsafe extern "C" fn fold_rows(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
     let ops = crate::hooks::ops();
     let Some(select) = ops.sis_select else {
         check!("sis_fold_rows", false, "sis_select not set");
@@ -290,7 +297,7 @@ static TOPO_ROWS: [(&str, u8, u8, c_int, bool); 5] = [
     ("nosmt", 0x30, 0xef, 5, true),
 ];
 
-pub(super) unsafe extern "C" fn topology_rows(_test: *mut bindings::kunit) {
+pub(super) extern "C" fn topology_rows(_test: *mut bindings::kunit) {
     let ops = crate::hooks::ops();
     let Some(select) = ops.sis_select else {
         check!("sis_topology_rows", false, "sis_select not set");

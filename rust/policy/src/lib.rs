@@ -7,8 +7,10 @@
 //! one rule per file with its tests beside it. The crate has no `unsafe`,
 //! no allocation and no kernel types, so the same source is:
 //!
-//! - compiled into the kernel module (`rust/sched_lb.rs` includes each file
-//!   with `#[path]`, because an out-of-tree module is a single crate),
+//! - compiled into the kernel module as its `policy` module
+//!   (`rust/sched_lb.rs` includes this file with `#[path]`, because an
+//!   out-of-tree module is a single crate; Kbuild builds modules with
+//!   `--cfg MODULE`, where `no_std` is the kernel crate's business),
 //! - unit- and property-tested here with `cargo test`,
 //! - and called by the userspace simulator and benchmarks.
 //!
@@ -19,7 +21,7 @@
 //! kernel builds this code with `CONFIG_RUST_OVERFLOW_CHECKS=y`, where an
 //! overflowing `+` would panic inside the scheduler.
 
-#![no_std]
+#![cfg_attr(not(MODULE), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -33,8 +35,10 @@ pub mod newidle_streak;
 pub mod newidle_walk;
 pub mod sis_age;
 pub mod sis_budget;
+pub mod sis_chain;
 pub mod sis_cost;
 pub mod sis_select;
 pub mod sparsemask;
 pub mod steal;
+pub mod steal_chain;
 pub mod words;

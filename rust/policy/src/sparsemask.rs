@@ -36,7 +36,9 @@ pub fn locate(elem: u32, bits_per_line: u32) -> (u32, u32) {
     (line.saturating_mul(WORDS_PER_LINE), elem % per)
 }
 
-/// Words needed for `nelems` elements (whole lines).
+/// Words needed for `nelems` elements (whole lines). The kernel sizes
+/// its masks in C (patch 0013); the simulator and the tests use this.
+#[cfg(not(MODULE))]
 pub fn words_for(nelems: u32, bits_per_line: u32) -> u32 {
     let per = bits_per_line.clamp(1, 64);
     nelems.div_ceil(per).saturating_mul(WORDS_PER_LINE)
@@ -167,7 +169,9 @@ fn range<W: Words + ?Sized>(words: &W, bits_per_line: u32, from: u32, to: u32) -
 }
 
 /// The elements set in a sparsemask, in increasing order. Lazy: a line's
-/// word is read once, when the walk reaches the line.
+/// word is read once, when the walk reaches the line. The kernel only
+/// walks [`wrapped`]; the tests and the simulator's use this.
+#[cfg(not(MODULE))]
 pub fn elements<W: Words + ?Sized>(words: &W, bits_per_line: u32) -> Elements<'_, W> {
     range(words, bits_per_line, 0, u32::MAX)
 }

@@ -28,9 +28,8 @@ use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInp
 use sched_lb_policy::idle_cpus::IdleCpusFlags;
 use sched_lb_policy::newidle_streak;
 use sched_lb_policy::newidle_walk::{stop_at_domain, WalkStep};
-use sched_lb_policy::steal::{
-    should_steal, steal_first, victims, StealInput, StealOutcome, STEAL_MAX_NUMA_NODES,
-};
+use sched_lb_policy::steal::{StealOutcome, STEAL_MAX_NUMA_NODES};
+use sched_lb_policy::steal_chain::{self, StealArgs};
 use sched_lb_policy::{avg_load, detach_load, idle_cpus, sparsemask};
 use std::rc::Rc;
 
@@ -750,36 +749,28 @@ impl Sim {
         let base = self.llc[l].overloaded_base;
         let llc_span = topo.llc_span[l].clone();
         let siblings = topo.smt_mask[cpu as usize].clone();
-        let any = words.iter().any(|w| w.get() != 0);
         let nodes = if self.cfg.steal_ignore_node_limit {
             topo.nodes().min(STEAL_MAX_NUMA_NODES)
         } else {
             topo.nodes()
         };
         let rq = &self.rqs[cpu as usize];
-        if !should_steal(StealInput {
+        let args = StealArgs {
             enabled: true,
             numa_nodes: nodes,
             nr_runnable: self.nr_running(cpu),
-            any_overloaded: any,
             avg_idle_ns: rq.avg_idle_ns,
             avg_steal_cost_ns: rq.avg_steal_cost_ns,
-        }) {
-            return false;
-        }
-        self.stats.steal_attempts += 1;
+            this_cpu: cpu,
+            bits_per_line: crate::sim::SPARSE_BITS_PER_LINE,
+            overloaded_base: base,
+        };
         // The walk reads this LLC's own lines, each once.
         let lines = words.len() as u64 / u64::from(sparsemask::WORDS_PER_LINE);
-        let order = victims(
-            &words[..],
-            crate::sim::SPARSE_BITS_PER_LINE,
-            base,
-            llc_span.words(),
-            siblings.words(),
-            cpu,
-        );
         let mut cost = self.cost.steal_base_ns + lines * self.cost.steal_per_line_ns;
-        let res = steal_first(order, |v| {
+        // The policy crate's chain, the one the kernel's `steal` hook runs;
+        // the closure is the simulator's `steal_from()`.
+        let res = steal_chain::steal(&args, &words[..], llc_span.words(), siblings.words(), |v| {
             cost += self.cost.steal_per_victim_ns;
             if self.nr_running(cpu) > 0 {
                 return StealOutcome::Stop;
@@ -795,6 +786,10 @@ impl Sim {
                 None => StealOutcome::NotStolen,
             }
         });
+        if !res.tried {
+            return false;
+        }
+        self.stats.steal_attempts += 1;
         let stolen = res.from.is_some();
         if stolen {
             self.stats.steals += 1;

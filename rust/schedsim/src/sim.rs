@@ -28,7 +28,8 @@ use crate::stats::{RunResult, Stats, TaskStat, Timeline};
 use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::workload::{Part, Workload, HACKBENCH_QUEUE_CAP};
 use sched_lb_policy::newidle_streak::Streak;
-use sched_lb_policy::{sis_age, sis_budget, sis_cost, sis_select, sparsemask};
+use sched_lb_policy::sis_chain::{self, LlcView, ScanKind, SisFlags, SisInput, WakeAvg};
+use sched_lb_policy::{sis_budget, sis_select, sparsemask};
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -1229,7 +1230,7 @@ impl Sim {
         if !has_idle_core {
             let budget = sis_budget::combine(None, util, topo.smt_weight)?;
             self.stats.sis_scans += 1;
-            let view = View { sim: self };
+            let view = View { sim: self, llc };
             let span = &topo.llc_span[llc];
             let scan = sis_select::scan_cpus(
                 &view,
@@ -1283,7 +1284,9 @@ impl Sim {
         result.or(idle_cpu)
     }
 
-    /// The series' scan, exactly as `rust/hooks.rs` drives the rules.
+    /// The series' scan: the policy crate's chain, the one the kernel's
+    /// `sis_select`/`sis_account` hooks run; the simulator only supplies
+    /// the LLC view, charges the scan's time and stores what it returns.
     fn sis_policy_scan(
         &mut self,
         _t: usize,
@@ -1294,55 +1297,55 @@ impl Sim {
         let f = self.cfg.flags;
         let topo = &self.cfg.topology;
         let llc = topo.llc_of[target as usize] as usize;
-        let now_j = self.jiffies();
-        let rq = &mut self.rqs[this_cpu as usize];
-        if f.sis_age {
-            (rq.wake_avg_ns, rq.wake_stamp) =
-                sis_age::age_wake_avg(rq.wake_avg_ns, rq.wake_stamp, now_j);
-        }
-        let idle_ns = sis_age::predicted_idle_ns(f.sis_age, rq.wake_avg_ns, rq.avg_idle_ns);
-        let span_weight = topo.llc_span[llc].weight();
-        let prop = f.sis_prop.then(|| {
-            sis_budget::sis_prop_cores(span_weight, idle_ns, self.llc[llc].avg_scan_cost_ns)
-        });
-        let util = f.sis_util.then_some(self.llc[llc].nr_idle_scan + 1);
-        let budget = sis_budget::combine(prop, util, topo.smt_weight)?;
-        self.stats.sis_scans += 1;
-        let view = View { sim: self };
-        let fold = f.sis_fold && has_idle_core && topo.smt_weight > 1;
-        let (scan, visited) = if fold {
-            let smt = &topo.smt_mask;
-            let s = sis_select::scan_cores_fold(
-                &view,
-                topo.llc_cores[llc].words(),
-                topo.nr_cpus,
-                |core| smt[core as usize].words(),
-                target,
-                budget.cores,
-            );
-            (s, u64::from(s.loops) * u64::from(topo.smt_weight))
-        } else {
-            let s = sis_select::scan_cpus(
-                &view,
-                topo.llc_span[llc].words(),
-                topo.nr_cpus,
-                target.wrapping_add(1),
-                budget.cpus,
-            );
-            (s, u64::from(s.loops))
+        let rq = &self.rqs[this_cpu as usize];
+        let input = SisInput {
+            flags: SisFlags {
+                prop: f.sis_prop,
+                util: f.sis_util,
+                age: f.sis_age,
+                once: f.sis_once,
+                fold: f.sis_fold,
+            },
+            wake: WakeAvg {
+                avg_ns: rq.wake_avg_ns,
+                stamp_jiffies: rq.wake_stamp,
+            },
+            now_jiffies: self.jiffies(),
+            avg_idle_ns: rq.avg_idle_ns,
+            avg_scan_cost_ns: self.llc[llc].avg_scan_cost_ns,
+            span_weight: topo.llc_span[llc].weight(),
+            util_nr: self.llc[llc].nr_idle_scan + 1,
+            smt_weight: topo.smt_weight,
+            has_idle_core,
+            target,
+            nbits: topo.nr_cpus,
         };
-        if fold && !scan.found_idle_core {
-            self.llc[llc].has_idle_cores = false;
-        }
+        let answer = sis_chain::select(&View { sim: self, llc }, &input);
+        let rq = &mut self.rqs[this_cpu as usize];
+        (rq.wake_avg_ns, rq.wake_stamp) = (answer.wake.avg_ns, answer.wake.stamp_jiffies);
+        let scan = answer.scan;
+        let visited = match answer.kind {
+            ScanKind::Skipped => return None,
+            ScanKind::Cpus => u64::from(scan.loops),
+            ScanKind::Cores => {
+                if !scan.found_idle_core {
+                    self.llc[llc].has_idle_cores = false;
+                }
+                u64::from(scan.loops) * u64::from(self.cfg.topology.smt_weight)
+            }
+        };
+        self.stats.sis_scans += 1;
         let ns = self.charge_scan(this_cpu, visited);
-        if scan.loops > 0 {
-            self.llc[llc].avg_scan_cost_ns =
-                sis_cost::update_avg_scan_cost(self.llc[llc].avg_scan_cost_ns, ns, scan.loops);
-        }
-        if f.sis_once {
-            let rq = &mut self.rqs[this_cpu as usize];
-            rq.wake_avg_ns = sis_age::spend_wake_avg(rq.wake_avg_ns, ns);
-        }
+        let rq = &mut self.rqs[this_cpu as usize];
+        let done = sis_chain::account(
+            self.llc[llc].avg_scan_cost_ns,
+            rq.wake_avg_ns,
+            ns,
+            scan.loops,
+            f.sis_once,
+        );
+        self.llc[llc].avg_scan_cost_ns = done.avg_scan_cost_ns;
+        rq.wake_avg_ns = done.wake_avg_ns;
         scan.cpu
     }
 
@@ -1567,9 +1570,31 @@ impl Sim {
     }
 }
 
-/// The idle state the policy scans ask for, as `__select_idle_cpu()`.
+/// One LLC as the policy scans see it, as `__select_idle_cpu()` does.
 struct View<'a> {
     sim: &'a Sim,
+    llc: usize,
+}
+
+impl LlcView for View<'_> {
+    type Mask = [u64];
+
+    fn cpus(&self) -> &[u64] {
+        // No affinity masks in these workloads: the LLC's span.
+        self.sim.cfg.topology.llc_span[self.llc].words()
+    }
+
+    fn cores(&self) -> &[u64] {
+        self.sim.cfg.topology.llc_cores[self.llc].words()
+    }
+
+    fn has_siblings(&self) -> bool {
+        true
+    }
+
+    fn siblings(&self, core: u32) -> &[u64] {
+        self.sim.cfg.topology.smt_mask[core as usize].words()
+    }
 }
 
 impl sis_select::IdleView for View<'_> {
