@@ -33,6 +33,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use kernel::bindings;
+use kernel::error::to_result;
 use kernel::prelude::*;
 
 use crate::policy::balance_interval::{self, IntervalInput};
@@ -63,7 +64,7 @@ unsafe impl Sync for OpsTable {}
 /// bench-hooks`); the kernel then runs its stock C at that call site. With
 /// `--cfg slb_hostile` (`SLB_HOSTILE=1`) the callback is the hostile twin
 /// from `crate::hostile`, which answers out of range on purpose.
-macro_rules! callback {
+macro_rules! unless_left_out {
     ($left_out:ident, $f:ident) => {
         if cfg!($left_out) {
             None
@@ -77,22 +78,82 @@ macro_rules! callback {
     };
 }
 
-static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
-    abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
-    // The C side checks this against its own sizeof(): a module built
-    // against another layout is refused at registration.
-    size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
-    name: c"sched_lb_rs".as_ptr().cast(),
-    idle_cpus_balanced: callback!(slb_no_hook_idle_cpus_balanced, idle_cpus_balanced),
-    detach_skip: callback!(slb_no_hook_detach_skip, detach_skip),
-    avg_load_balanced: callback!(slb_no_hook_avg_load_balanced, avg_load_balanced),
-    balance_interval: callback!(slb_no_hook_balance_interval, balance_interval),
-    newidle_stop: callback!(slb_no_hook_newidle_stop, newidle_stop),
-    newidle_account: callback!(slb_no_hook_newidle_stop, newidle_account),
-    sis_select: callback!(slb_no_hook_sis_select, sis_select),
-    sis_account: callback!(slb_no_hook_sis_select, sis_account),
-    steal: callback!(slb_no_hook_steal, steal),
-});
+/// A `&'static CStr` from a string constant, made at compile time.
+macro_rules! c_name {
+    ($s:expr) => {
+        const {
+            match CStr::from_bytes_with_nul(concat!($s, "\0").as_bytes()) {
+                Ok(c) => c,
+                Err(_) => panic!("a name with an inner NUL"),
+            }
+        }
+    };
+}
+
+/// The hook table: from one line per callback of `struct sched_lb_ops`
+/// come the ops table this module registers, each hook's counters and
+/// their debugfs files. Each line names the callback (as its field), the
+/// `SLB_HOOKS_OFF` switch that leaves it out (a hook and the one that
+/// accounts for it go together), the static of its counters, the name of
+/// the counter of `true` answers, and any further counters of its own.
+/// Kbuild reads the switches, and the host tools the callback names, from
+/// these lines (`scripts/lib.sh`: `slb_hooks`), so they stay one per line.
+macro_rules! hook_table {
+    ($($hook:ident => $switch:ident, $stats:ident, $hits:ident
+       $([$($extra:ident: $xstat:ident),+])?;)+) => {
+        $(
+            #[doc = concat!("Calls of `", stringify!($hook), "` and its `", stringify!($hits), "` answers.")]
+            pub(crate) static $stats: HookStats = HookStats::new();
+            $($(
+                #[doc = concat!("`", stringify!($hook), "/", stringify!($extra), "` in debugfs.")]
+                static $xstat: AtomicU64 = AtomicU64::new(0);
+            )+)?
+        )+
+
+        static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
+            abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
+            // The C side checks this against its own sizeof(): a module
+            // built against another layout is refused at registration.
+            size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+            name: c"sched_lb_rs".as_ptr().cast(),
+            $($hook: unless_left_out!($switch, $hook),)+
+        });
+
+        /// Every hook's name and counters.
+        static STATS: &[(&CStr, &HookStats)] = &[$((c_name!(stringify!($hook)), &$stats)),+];
+
+        impl DebugfsDir {
+            /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,<hits>,...}`
+            /// and `flags/<FLAG>`, read-only.
+            fn counters() -> Self {
+                let root = DebugfsDir::create(c"sched_lb_rs", None);
+                let flags = DebugfsDir::create(c"flags", Some(&root));
+                for (i, n) in FLAG_CALLS.iter().enumerate() {
+                    flags.flag_counter(i, n);
+                }
+                $(
+                    let dir = DebugfsDir::create(c_name!(stringify!($hook)), Some(&root));
+                    dir.counter(c"calls", &$stats.calls);
+                    dir.counter(c_name!(stringify!($hits)), &$stats.hits);
+                    $($(dir.counter(c_name!(stringify!($extra)), &$xstat);)+)?
+                )+
+                root
+            }
+        }
+    };
+}
+
+hook_table! {
+    idle_cpus_balanced => slb_no_hook_idle_cpus_balanced, IDLE_CPUS, balanced;
+    detach_skip => slb_no_hook_detach_skip, DETACH, skipped;
+    avg_load_balanced => slb_no_hook_avg_load_balanced, AVG_LOAD, balanced;
+    balance_interval => slb_no_hook_balance_interval, INTERVAL, busy;
+    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped;
+    newidle_account => slb_no_hook_newidle_stop, STREAK, pulled;
+    sis_select => slb_no_hook_sis_select, SIS, found;
+    sis_account => slb_no_hook_sis_select, SIS_ACCOUNT, scans [scan_ns: SIS_SCAN_NS, loops: SIS_LOOPS];
+    steal => slb_no_hook_steal, STEAL, tried [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
+}
 
 /// The table this module registers, for the KUnit suites.
 #[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
@@ -119,19 +180,17 @@ impl HookStats {
     }
 
     /// Counts one call, whether its answer was `true`, and the flags its
-    /// arguments carried on (see [`FLAGS`]); KUnit's calls are left out,
-    /// asked once per call.
-    pub(crate) fn record(&self, hit: bool, flags: &[(Flag, bool)]) -> bool {
+    /// arguments carried on (indices into `kunit/flags`, see [`flag!`]);
+    /// KUnit's calls are left out, asked once per call.
+    pub(crate) fn record(&self, hit: bool, flags: &[(usize, bool)]) -> bool {
         if !in_kunit_test() {
             self.calls.fetch_add(1, Ordering::Relaxed);
             if hit {
                 self.hits.fetch_add(1, Ordering::Relaxed);
             }
             for &(flag, on) in flags {
-                if on {
-                    if let Some((_, n)) = FLAGS.get(flag as usize) {
-                        n.fetch_add(1, Ordering::Relaxed);
-                    }
+                if let (true, Some(n)) = (on, FLAG_CALLS.get(flag)) {
+                    n.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
@@ -139,77 +198,77 @@ impl HookStats {
     }
 }
 
-static IDLE_CPUS: HookStats = HookStats::new();
-static DETACH: HookStats = HookStats::new();
-static AVG_LOAD: HookStats = HookStats::new();
-pub(crate) static INTERVAL: HookStats = HookStats::new();
-static NEWIDLE: HookStats = HookStats::new();
-/// `calls`: newidle attempts and pulls accounted; `true`: the pulls.
-pub(crate) static STREAK: HookStats = HookStats::new();
-pub(crate) static SIS: HookStats = HookStats::new();
-/// What the SIS scans that visited at least one CPU cost, as the shim timed
-/// them: how many, total nanoseconds, total CPUs or cores visited. Calls
-/// whose budget was zero (SIS_UTIL: overloaded) are only in `calls`.
-static SIS_SCANS: AtomicU64 = AtomicU64::new(0);
-static SIS_SCAN_NS: AtomicU64 = AtomicU64::new(0);
-static SIS_LOOPS: AtomicU64 = AtomicU64::new(0);
-/// STEAL: `calls` counts CPUs about to idle-balance that asked, `true` the
-/// ones the policy let try (Sistare's "tried"); then how many victims were
-/// tried and how many steals succeeded.
-pub(crate) static STEAL: HookStats = HookStats::new();
-static STEAL_ATTEMPTS: AtomicU64 = AtomicU64::new(0);
-static STEAL_STOLEN: AtomicU64 = AtomicU64::new(0);
+/// `kunit/flags`: the series' `sched_feat` flags, one name a line, the
+/// one list of them that the guest, the scripts and the simulator read
+/// too.
+const FLAG_LIST: &str = include_str!("../kunit/flags");
+
+/// Whether line `i` of `list` is `name` (const: no iterators).
+const fn line_is(list: &[u8], mut i: usize, name: &[u8]) -> bool {
+    let mut j = 0;
+    while j < name.len() {
+        if i >= list.len() || list[i] != name[j] {
+            return false;
+        }
+        i += 1;
+        j += 1;
+    }
+    i == list.len() || list[i] == b'\n'
+}
+
+/// The line of `name` in `list`, or `None`.
+const fn line_of(list: &str, name: &str) -> Option<usize> {
+    let (list, name) = (list.as_bytes(), name.as_bytes());
+    let (mut i, mut line) = (0, 0);
+    while i < list.len() {
+        if line_is(list, i, name) {
+            return Some(line);
+        }
+        while i < list.len() && list[i] != b'\n' {
+            i += 1;
+        }
+        i += 1;
+        line += 1;
+    }
+    None
+}
+
+/// Lines in `list` (a last line without `\n` counts).
+const fn lines(list: &str) -> usize {
+    let list = list.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < list.len() {
+        if list[i] == b'\n' || i + 1 == list.len() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The index of a flag in `kunit/flags`; a name not listed there does not
+/// compile.
+macro_rules! flag {
+    ($name:ident) => {
+        const {
+            match line_of(FLAG_LIST, stringify!($name)) {
+                Some(i) => i,
+                None => panic!(concat!(stringify!($name), " is not in kunit/flags")),
+            }
+        }
+    };
+}
 
 /// The `sched_feat` flags as the call sites hand them to the hooks: how
 /// many hook calls (KUnit's left out) carried each flag on, in
 /// `/sys/kernel/debug/sched_lb_rs/flags/<FLAG>`. The guest's `flagsites`
 /// step flips each flag under load and requires its count to stay with
 /// the flag off and to grow with it on, so a call site that passed the
-/// wrong flag, or none, fails the run. The names are those of
-/// `kunit/flags`, which the step iterates over.
-static FLAGS: [(&CStr, AtomicU64); 11] = [
-    (c"BALANCE_IDLE_CPUS", AtomicU64::new(0)),
-    (c"BALANCE_IDLE_LLC2", AtomicU64::new(0)),
-    (c"LB_RELAX_FAILED", AtomicU64::new(0)),
-    (c"LB_BUSY_INTERVAL_DEC", AtomicU64::new(0)),
-    (c"NEWIDLE_BACKOFF", AtomicU64::new(0)),
-    (c"SD_MIGRATION_COST", AtomicU64::new(0)),
-    (c"SIS_PROP", AtomicU64::new(0)),
-    (c"SIS_AGE", AtomicU64::new(0)),
-    (c"SIS_ONCE", AtomicU64::new(0)),
-    (c"SIS_FOLD", AtomicU64::new(0)),
-    (c"STEAL", AtomicU64::new(0)),
-];
+/// wrong flag, or none, fails the run.
+static FLAG_CALLS: [AtomicU64; lines(FLAG_LIST)] = [const { AtomicU64::new(0) }; lines(FLAG_LIST)];
 
-/// Index of each flag in [`FLAGS`].
-#[derive(Clone, Copy)]
-pub(crate) enum Flag {
-    BalanceIdleCpus,
-    BalanceIdleLlc2,
-    LbRelaxFailed,
-    LbBusyIntervalDec,
-    NewidleBackoff,
-    SdMigrationCost,
-    SisProp,
-    SisAge,
-    SisOnce,
-    SisFold,
-    Steal,
-}
-
-/// Every hook's counters, with the debugfs directory name of each.
-static STATS: [(&CStr, &HookStats); 8] = [
-    (c"idle_cpus_balanced", &IDLE_CPUS),
-    (c"detach_skip", &DETACH),
-    (c"avg_load_balanced", &AVG_LOAD),
-    (c"balance_interval", &INTERVAL),
-    (c"newidle_stop", &NEWIDLE),
-    (c"newidle_account", &STREAK),
-    (c"sis_select", &SIS),
-    (c"steal", &STEAL),
-];
-
-/// Seed 000: the idle-CPU imbalance test of
+/// Galbraith, "sched: Further improve spurious CPU_IDLE active migrations"
+/// (2016): the idle-CPU imbalance test of
 /// `sched_balance_find_src_group()`.
 ///
 /// # Safety
@@ -227,15 +286,16 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
         balance_idle_llc2: a.balance_idle_llc2,
     };
     IDLE_CPUS.record(
-        idle_cpus::decide(a.local_idle_cpus, a.busiest_idle_cpus, a.llc_size, flags),
+        idle_cpus::is_balanced(a.local_idle_cpus, a.busiest_idle_cpus, a.llc_size, flags),
         &[
-            (Flag::BalanceIdleCpus, a.balance_idle_cpus),
-            (Flag::BalanceIdleLlc2, a.balance_idle_llc2),
+            (flag!(BALANCE_IDLE_CPUS), a.balance_idle_cpus),
+            (flag!(BALANCE_IDLE_LLC2), a.balance_idle_llc2),
         ],
     )
 }
 
-/// Seed 001, patch 1: the `migrate_load` test of `detach_tasks()`.
+/// Guittot, "[PATCH 1/4] sched/fair: relax constraint on task's load
+/// during load balance" (2020): the `migrate_load` test of `detach_tasks()`.
 ///
 /// # Safety
 ///
@@ -244,18 +304,19 @@ pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_deta
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
     DETACH.record(
-        detach_load::decide(
+        detach_load::should_skip(
             a.load,
             a.imbalance,
             a.nr_balance_failed,
             a.cache_nice_tries,
             a.relax_failed,
         ),
-        &[(Flag::LbRelaxFailed, a.relax_failed)],
+        &[(flag!(LB_RELAX_FAILED), a.relax_failed)],
     )
 }
 
-/// Seed 001, patch 2: the `imbalance_pct` test.
+/// Guittot, "[PATCH 2/4] sched/fair: reduce minimal imbalance threshold"
+/// (2020): the `imbalance_pct` test.
 ///
 /// # Safety
 ///
@@ -271,7 +332,8 @@ pub(crate) unsafe extern "C" fn avg_load_balanced(
     )
 }
 
-/// Seed 001, patches 3 and 4: `get_sd_balance_interval()`.
+/// Guittot, "[PATCH 3/4] sched/fair: minimize concurrent LBs between domain
+/// level" and 4/4 (2020): `get_sd_balance_interval()`.
 ///
 /// # Safety
 ///
@@ -281,7 +343,7 @@ pub(crate) unsafe extern "C" fn balance_interval(
 ) -> u64 {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    INTERVAL.record(a.cpu_busy, &[(Flag::LbBusyIntervalDec, a.busy_dec)]);
+    INTERVAL.record(a.cpu_busy, &[(flag!(LB_BUSY_INTERVAL_DEC), a.busy_dec)]);
     balance_interval::sd_balance_interval_jiffies(IntervalInput {
         balance_interval_ms: a.balance_interval_ms,
         busy_factor: a.busy_factor,
@@ -292,7 +354,8 @@ pub(crate) unsafe extern "C" fn balance_interval(
     })
 }
 
-/// Seeds 003 and 004: where the newidle walk stops.
+/// Low (2013) and Jain (2018), see `policy::newidle_walk`: where the
+/// newidle walk stops.
 ///
 /// # Safety
 ///
@@ -306,19 +369,19 @@ pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_new
         max_newidle_lb_cost_ns: a.max_newidle_lb_cost_ns,
         migration_cost_ns: a.migration_cost_ns,
         consecutive_failures: a.consecutive_failures,
-        backoff: a.backoff,
-        migration_cost: a.migration_cost,
+        newidle_backoff: a.backoff,
+        sd_migration_cost: a.migration_cost,
     });
     NEWIDLE.record(
         stop,
         &[
-            (Flag::NewidleBackoff, a.backoff),
-            (Flag::SdMigrationCost, a.migration_cost),
+            (flag!(NEWIDLE_BACKOFF), a.backoff),
+            (flag!(SD_MIGRATION_COST), a.migration_cost),
         ],
     )
 }
 
-/// Seed 003: the failure streak `newidle_stop` backs off on, after each
+/// Low (2013): the failure streak `newidle_stop` backs off on, after each
 /// newidle attempt and each pull to the CPU.
 ///
 /// # Safety
@@ -469,7 +532,8 @@ impl IdleView for KernelView {
     }
 }
 
-/// Seed 002: `select_idle_cpu()`'s scan of the LLC (RFC 01 to 06).
+/// Zijlstra, "[RFC 00/11] select_idle_sibling rework" (2018):
+/// `select_idle_cpu()`'s scan of the LLC, see `policy::sis_chain`.
 ///
 /// # Safety
 ///
@@ -519,10 +583,10 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
     SIS.record(
         scan.cpu.is_some(),
         &[
-            (Flag::SisProp, a.sis_prop),
-            (Flag::SisAge, a.sis_age),
-            (Flag::SisOnce, a.sis_once),
-            (Flag::SisFold, a.sis_fold),
+            (flag!(SIS_PROP), a.sis_prop),
+            (flag!(SIS_AGE), a.sis_age),
+            (flag!(SIS_ONCE), a.sis_once),
+            (flag!(SIS_FOLD), a.sis_fold),
         ],
     );
     // SAFETY: `args` is valid for writes of its out fields and no
@@ -536,7 +600,7 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
     scan.cpu.map_or(-1, c_cpu)
 }
 
-/// Seed 002: the statistics after a scan (RFC 01, 03).
+/// The same RFC (01/11, 03/11): the statistics after a scan.
 ///
 /// # Safety
 ///
@@ -545,8 +609,9 @@ pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_ar
     // SAFETY: as for `sis_select()`; no callback into C follows, so the
     // struct is ours for the call.
     let a = unsafe { &mut *args };
-    if a.loops > 0 && !in_kunit_test() {
-        SIS_SCANS.fetch_add(1, Ordering::Relaxed);
+    // Scans whose budget was zero (SIS_UTIL: overloaded) visited nothing
+    // and are only in `calls`.
+    if SIS_ACCOUNT.record(a.loops > 0, &[]) && !in_kunit_test() {
         SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
         SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
     }
@@ -607,7 +672,8 @@ impl StealMasks {
     }
 }
 
-/// Sistare's STEAL (seed 002 thread): whether to steal, and which
+/// Sistare's STEAL (his reply to the select_idle_sibling rework RFC,
+/// 2018): whether to steal, and which
 /// overloaded CPUs of the LLC to try in which order; the shim's
 /// `steal_from` moves the task under the runqueue locks.
 ///
@@ -652,7 +718,7 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
             }
         },
     );
-    STEAL.record(result.tried, &[(Flag::Steal, a.enabled)]);
+    STEAL.record(result.tried, &[(flag!(STEAL), a.enabled)]);
     if !in_kunit_test() {
         STEAL_ATTEMPTS.fetch_add(u64::from(result.attempts), Ordering::Relaxed);
         if result.from.is_some() {
@@ -708,7 +774,7 @@ impl DebugfsDir {
     }
 
     /// A read-only file `name` showing `value`.
-    fn counter(&self, name: &'static CStr, value: &'static AtomicU64) {
+    fn counter(&self, name: &CStr, value: &'static AtomicU64) {
         // SAFETY: `name` is a valid C string, `self.0` a dentry or ERR_PTR
         // (type invariants), and `value` a `'static` u64 (AtomicU64 has
         // u64's layout); debugfs reads it with plain 64-bit loads, which do
@@ -720,30 +786,21 @@ impl DebugfsDir {
         };
     }
 
-    /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,true}`, read-only, plus
-    /// `sis_select/{scans,scan_ns,loops}`, `steal/{attempts,stolen}` and
-    /// `flags/<FLAG>`.
-    fn counters() -> Self {
-        let root = DebugfsDir::create(c"sched_lb_rs", None);
-        let flags = DebugfsDir::create(c"flags", Some(&root));
-        for (name, n) in FLAGS.iter() {
-            flags.counter(name, n);
+    /// `flags/<name>` for line `i` of `kunit/flags`, showing `value`.
+    fn flag_counter(&self, i: usize, value: &'static AtomicU64) {
+        let Some(name) = FLAG_LIST.lines().nth(i) else {
+            return;
+        };
+        // debugfs copies the name into its dentry: a terminated copy on
+        // the stack will do. A name that does not fit goes without a file.
+        let mut buf = [0u8; 48];
+        let Some(dst) = buf.get_mut(..name.len()) else {
+            return;
+        };
+        dst.copy_from_slice(name.as_bytes());
+        if let Ok(c) = CStr::from_bytes_until_nul(&buf) {
+            self.counter(c, value);
         }
-        for (name, stats) in STATS.iter() {
-            let dir = DebugfsDir::create(name, Some(&root));
-            dir.counter(c"calls", &stats.calls);
-            dir.counter(c"true", &stats.hits);
-            if ptr::eq(*stats, &SIS) {
-                dir.counter(c"scans", &SIS_SCANS);
-                dir.counter(c"scan_ns", &SIS_SCAN_NS);
-                dir.counter(c"loops", &SIS_LOOPS);
-            }
-            if ptr::eq(*stats, &STEAL) {
-                dir.counter(c"attempts", &STEAL_ATTEMPTS);
-                dir.counter(c"stolen", &STEAL_STOLEN);
-            }
-        }
-        root
     }
 }
 
@@ -773,14 +830,12 @@ impl Registration {
         // SAFETY: `OPS` is a valid, fully initialised table that lives for
         // the lifetime of the module, and `Drop` unregisters it before the
         // module text and data are freed.
-        let ret = unsafe { bindings::sched_lb_ops_register(&OPS.0) };
-        if ret != 0 {
+        to_result(unsafe { bindings::sched_lb_ops_register(&OPS.0) }).inspect_err(|e| {
             pr_err!(
-                "sched_lb_ops_register() failed ({}): kernel and module disagree on the lb_hooks ABI, or another policy is registered\n",
-                ret
+                "sched_lb_ops_register() failed ({:?}): kernel and module disagree on the lb_hooks ABI, or another policy is registered\n",
+                e
             );
-            return Err(Error::from_errno(ret));
-        }
+        })?;
         Ok(Registration { _debugfs: debugfs })
     }
 }

@@ -14,7 +14,10 @@
 //! module registers, and the kernel's own shim in `fair.c` (which
 //! dispatches to the registered table, i.e. to this module).
 
+use core::ffi::c_int;
+
 use kernel::bindings;
+use kernel::str::CStr;
 
 mod idle_cpus;
 mod interval;
@@ -23,157 +26,200 @@ mod newidle;
 mod sis;
 mod steal;
 
-/// Reports a failed check as a KTAP diagnostic, then fails the case
-/// through KUnit's own assertion machinery.
+/// Checks `$cond`. On failure it prints the case's diagnostic and records a
+/// failed KUnit expectation at this file and line; the case goes on, so a
+/// table reports every bad row, and KUnit marks the case failed.
 macro_rules! check {
     ($case:literal, $cond:expr, $($fmt:tt)+) => {{
         let ok: bool = $cond;
         if !ok {
             kernel::kunit::err(format_args!("    # {}: {}\n", $case, format_args!($($fmt)+)));
+            $crate::kunit::expect_failed(
+                kernel::c_str!(file!()),
+                line!(),
+                kernel::c_str!(stringify!($cond)),
+            );
         }
-        kernel::kunit_assert!($case, "rust/kunit.rs", 0, ok);
     }};
 }
 pub(crate) use check;
 
-/// The signature of a KUnit case.
-type RunCase = unsafe extern "C" fn(*mut bindings::kunit);
-
-/// A `kunit_case` for `run`, named `name`; all other fields zero, as the
-/// C `KUNIT_CASE()` initialiser leaves them.
-const fn case(name: &'static core::ffi::CStr, run: RunCase) -> bindings::kunit_case {
-    // SAFETY: `kunit_case` is a C struct for which all-zero is the valid
-    // "unset" value of every field.
-    let mut c: bindings::kunit_case = unsafe { core::mem::zeroed() };
-    c.run_case = Some(run);
-    c.name = name.as_ptr().cast();
-    c
-}
-
-/// The all-zero case that terminates a case array, as `{}` does in C.
-const fn end() -> bindings::kunit_case {
-    // SAFETY: as for `case()`.
-    unsafe { core::mem::zeroed() }
-}
-
-const fn suite(name: &[u8], cases: *mut bindings::kunit_case) -> bindings::kunit_suite {
-    // SAFETY: as for `case()`, all-zero is the unset value of each field.
-    let mut s: bindings::kunit_suite = unsafe { core::mem::zeroed() };
-    let mut i = 0;
-    // Leave the last byte 0 so the name is always terminated.
-    while i < name.len() && i + 1 < s.name.len() {
-        s.name[i] = name[i] as _;
-        i += 1;
+/// Records a failed expectation of the running KUnit case, as C's
+/// `KUNIT_EXPECT_TRUE()` does: `condition` at `file:line` was false.
+pub(crate) fn expect_failed(file: &'static CStr, line: u32, condition: &'static CStr) {
+    // SAFETY: FFI call without safety requirements.
+    let test = unsafe { bindings::kunit_get_current_test() };
+    if test.is_null() {
+        // Not in a case (the diagnostic above is all there is to say).
+        return;
     }
-    s.test_cases = cases;
-    s
-}
-
-/// Declares one suite: its case array and its `kunit_suite`, both
-/// `static mut` because KUnit writes each case's status and log into them.
-/// Only KUnit touches them, through the pointers in `.kunit_test_suites`.
-macro_rules! kunit_suite {
-    ($suite:ident, $cases:ident, $name:literal, [$(($case:literal, $run:path)),+ $(,)?]) => {
-        static mut $cases: [bindings::kunit_case; [$($case),+].len() + 1] =
-            [$(case($case, $run)),+, end()];
-        static mut $suite: bindings::kunit_suite =
-            suite($name, core::ptr::addr_of_mut!($cases).cast());
+    let loc = bindings::kunit_loc {
+        file: file.as_char_ptr(),
+        line: c_int::try_from(line).unwrap_or(c_int::MAX),
+    };
+    let assert = bindings::kunit_unary_assert {
+        assert: bindings::kunit_assert {},
+        condition: condition.as_char_ptr(),
+        expected_true: true,
+    };
+    // SAFETY: `test` is the running case (not NULL, from
+    // kunit_get_current_test()); `loc` and `assert` outlive the call, which
+    // formats them into the case's log before it returns; the strings are
+    // NUL-terminated `CStr`s; `kunit_unary_assert_format` matches `assert`;
+    // a NULL format string is allowed. An expectation does not abort.
+    unsafe {
+        bindings::__kunit_do_failed_assertion(
+            test,
+            &loc,
+            bindings::kunit_assert_type_KUNIT_EXPECTATION,
+            &assert.assert,
+            Some(bindings::kunit_unary_assert_format),
+            core::ptr::null(),
+        )
     };
 }
 
-kunit_suite!(
-    IDLE_SUITE,
+/// `struct kunit_case` for `run_case`, named `name`, every other field
+/// zero as C's `KUNIT_CASE()` leaves it: upstream's
+/// `kernel::kunit::kunit_case()` (Linux 6.15), so moving to a kernel that
+/// has it is a rename.
+pub(crate) const fn kunit_case(
+    name: &'static CStr,
+    run_case: unsafe extern "C" fn(*mut bindings::kunit),
+) -> bindings::kunit_case {
+    // SAFETY: `kunit_case` is a C struct for which all-zero is the valid
+    // "unset" value of every field.
+    let mut c: bindings::kunit_case = unsafe { core::mem::zeroed() };
+    c.run_case = Some(run_case);
+    c.name = name.as_char_ptr();
+    c
+}
+
+/// The all-zero case that ends a case array, as `{}` does in C: upstream's
+/// `kernel::kunit::kunit_case_null()`.
+pub(crate) const fn kunit_case_null() -> bindings::kunit_case {
+    // SAFETY: as for `kunit_case()`.
+    unsafe { core::mem::zeroed() }
+}
+
+/// Registers the suite `$name` (its name in KTAP) with the cases of the
+/// `static mut` array `$test_cases`, through its own entry in
+/// `.kunit_test_suites`, which the module loader hands to KUnit: upstream's
+/// `kernel::kunit_unsafe_test_suite!` (Linux 6.15).
+///
+/// # Safety
+///
+/// `$test_cases` is a `static mut` array of valid cases ending with
+/// [`kunit_case_null()`], touched by nothing but KUnit.
+macro_rules! kunit_unsafe_test_suite {
+    ($name:ident, $test_cases:ident) => {
+        const _: () = {
+            static mut KUNIT_TEST_SUITE: bindings::kunit_suite = {
+                // SAFETY: all-zero is the unset value of each field.
+                let mut s: bindings::kunit_suite = unsafe { core::mem::zeroed() };
+                let name = core::stringify!($name).as_bytes();
+                // The last byte stays 0, the terminator.
+                if name.len() >= s.name.len() {
+                    panic!(concat!("suite name `", core::stringify!($name), "` is too long"));
+                }
+                let mut i = 0;
+                while i < name.len() {
+                    // `c_char` is `i8` or `u8` by architecture and kernel.
+                    s.name[i] = name[i] as _;
+                    i += 1;
+                }
+                // Only the address: KUnit writes the cases, nothing here.
+                s.test_cases = core::ptr::addr_of_mut!($test_cases).cast();
+                s
+            };
+
+            #[used]
+            #[link_section = ".kunit_test_suites"]
+            static mut KUNIT_TEST_SUITE_ENTRY: *const bindings::kunit_suite =
+                core::ptr::addr_of_mut!(KUNIT_TEST_SUITE);
+        };
+    };
+}
+
+/// One suite: `$cases` is declared as its case array (with the end marker,
+/// its length counted by the compiler), then registered under `$name`.
+macro_rules! suite {
+    ($name:ident, $cases:ident, [$(($case:literal, $run:path)),+ $(,)?]) => {
+        static mut $cases: [bindings::kunit_case; [$($case),+].len() + 1] =
+            [$(kunit_case(kernel::c_str!($case), $run)),+, kunit_case_null()];
+        kunit_unsafe_test_suite!($name, $cases);
+    };
+}
+
+suite!(
+    sched_lb_rs_idle_cpus,
     IDLE_CASES,
-    b"sched_lb_rs_idle_cpus",
     [
-        (c"idle_cpus_rule", idle_cpus::rule),
-        (c"idle_cpus_callback", idle_cpus::callback),
-        (c"idle_cpus_kernel_shim", idle_cpus::kernel_shim),
+        ("idle_cpus_rule", idle_cpus::rule),
+        ("idle_cpus_callback", idle_cpus::callback),
+        ("idle_cpus_kernel_shim", idle_cpus::kernel_shim),
     ]
 );
 
-kunit_suite!(
-    LOAD_SUITE,
+suite!(
+    sched_lb_rs_fairness,
     LOAD_CASES,
-    b"sched_lb_rs_fairness",
     [
-        (c"detach_skip_thread_rows", load::detach_rows),
-        (c"detach_skip_kernel_shim", load::detach_kernel_shim),
-        (c"avg_load_imbalance_pct", load::avg_load_rows),
-        (c"avg_load_kernel_shim", load::avg_load_kernel_shim),
+        ("detach_skip_thread_rows", load::detach_rows),
+        ("detach_skip_kernel_shim", load::detach_kernel_shim),
+        ("avg_load_imbalance_pct", load::avg_load_rows),
+        ("avg_load_kernel_shim", load::avg_load_kernel_shim),
     ]
 );
 
-kunit_suite!(
-    INTERVAL_SUITE,
+suite!(
+    sched_lb_rs_interval,
     INTERVAL_CASES,
-    b"sched_lb_rs_interval",
     [
         (
-            c"msecs_to_jiffies_matches_kernel",
+            "msecs_to_jiffies_matches_kernel",
             interval::msecs_to_jiffies_matches_kernel
         ),
-        (c"interval_thread_rows", interval::thread_rows),
-        (c"interval_kernel_shim", interval::kernel_shim),
+        ("interval_thread_rows", interval::thread_rows),
+        ("interval_kernel_shim", interval::kernel_shim),
     ]
 );
 
-kunit_suite!(
-    NEWIDLE_SUITE,
+suite!(
+    sched_lb_rs_newidle,
     NEWIDLE_CASES,
-    b"sched_lb_rs_newidle",
     [
         (
-            c"backoff_failure_run_then_success",
+            "backoff_failure_run_then_success",
             newidle::backoff_sequence
         ),
-        (c"backoff_recovers", newidle::backoff_recovers),
-        (c"walk_stops_per_topology", newidle::walk_topologies),
-        (c"newidle_kernel_shim", newidle::kernel_shim),
+        ("backoff_recovers", newidle::backoff_recovers),
+        ("walk_stops_per_topology", newidle::walk_topologies),
+        ("newidle_kernel_shim", newidle::kernel_shim),
     ]
 );
 
-kunit_suite!(
-    SIS_SUITE,
+suite!(
+    sched_lb_rs_sis,
     SIS_CASES,
-    b"sched_lb_rs_sis",
     [
-        (c"sis_scan_rows", sis::scan_rows),
-        (c"sis_age_once_sequence", sis::age_once_sequence),
-        (c"sis_fold_rows", sis::fold_rows),
-        (c"sis_topology_rows", sis::topology_rows),
+        ("sis_scan_rows", sis::scan_rows),
+        ("sis_age_once_sequence", sis::age_once_sequence),
+        ("sis_fold_rows", sis::fold_rows),
+        ("sis_topology_rows", sis::topology_rows),
     ]
 );
 
-kunit_suite!(
-    STEAL_SUITE,
+suite!(
+    sched_lb_rs_steal,
     STEAL_CASES,
-    b"sched_lb_rs_steal",
     [
-        (c"steal_victim_order", steal::victim_order),
+        ("steal_victim_order", steal::victim_order),
         (
-            c"steal_first_success_and_stop",
+            "steal_first_success_and_stop",
             steal::first_success_and_stop
         ),
-        (c"steal_decision", steal::decision),
-        (c"steal_mask_transitions", steal::mask_transitions),
+        ("steal_decision", steal::decision),
+        ("steal_mask_transitions", steal::mask_transitions),
     ]
 );
-
-#[repr(transparent)]
-struct SuitePtr(*mut bindings::kunit_suite);
-
-// SAFETY: the pointers are only read, by the module loader, before any
-// test runs; KUnit then owns the suites.
-unsafe impl Sync for SuitePtr {}
-
-#[used]
-#[link_section = ".kunit_test_suites"]
-static KUNIT_SUITES: [SuitePtr; 6] = [
-    SuitePtr(core::ptr::addr_of_mut!(IDLE_SUITE)),
-    SuitePtr(core::ptr::addr_of_mut!(LOAD_SUITE)),
-    SuitePtr(core::ptr::addr_of_mut!(INTERVAL_SUITE)),
-    SuitePtr(core::ptr::addr_of_mut!(NEWIDLE_SUITE)),
-    SuitePtr(core::ptr::addr_of_mut!(SIS_SUITE)),
-    SuitePtr(core::ptr::addr_of_mut!(STEAL_SUITE)),
-];

@@ -70,10 +70,15 @@ else
 fi
 [ "$hooks" = 1 ] && topologies=smt2
 
-# The callbacks that run with every flag at its default (sis_select and
-# steal only run with SIS_PROP/SIS_FOLD or STEAL on).
-default_hooks="idle_cpus_balanced detach_skip avg_load_balanced balance_interval newidle_stop"
-all_hooks="$default_hooks sis_select steal"
+# The SLB_HOOKS_OFF switches, from the hook table (rust/hooks.rs); the ones
+# that run with every flag at its default are all but these two, which
+# only run with SIS_PROP/SIS_FOLD or STEAL on.
+all_hooks=$(slb_hook_switches | paste -sd' ')
+flag_gated_hooks="sis_select steal"
+for h in $flag_gated_hooks; do
+	grep -qw "$h" <<< "$all_hooks" || die "bench.sh: $h is not a hook switch of rust/hooks.rs ($all_hooks)"
+done
+default_hooks=$(tr ' ' '\n' <<< "$all_hooks" | grep -vxF "$(tr ' ' '\n' <<< "$flag_gated_hooks")" | paste -sd' ')
 # hook_variants: NAME and the hooks it leaves out, one per line.
 hook_variants() {
 	echo "all -"

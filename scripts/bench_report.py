@@ -191,7 +191,7 @@ def rows_for(topo, eid, exp):
              "pingpong": ["apart", "apart_llc", "pair_migrations"]}.get(kind, [])
     metrics += extra + ["wall_s"] + SCHED_METRICS
     ctrs = sorted({k for r in off + on for k in r["m"]
-                   if k.startswith(("steal_", "sis_select_"))})
+                   if k.startswith(("steal_", "sis_select_", "sis_account_"))})
     metrics += ctrs
     rows = []
     for met in metrics:

@@ -82,13 +82,20 @@ kmake_module() {
 	shift 2
 	kmake -C "${KDIR:-$SLB_OUT}" M="$src" CLIPPY=1 "$@" modules > "$log" 2>&1 || rc=$?
 	if [ $rc != 0 ] || grep -qE '^(warning|error)(\[|:)|: warning:' "$log"; then
-		grep -E -A12 '^(warning|error)(\[|:)|: (warning|error):' "$log" | head -60 >&2
+		grep -E -A12 '^(warning|error)(\[|:)|: (warning|error):|\*\*\*' "$log" | head -60 >&2
 		find "$src" -name '*.o' -path '*/rust/*' -delete
 		rm -f "$src/sched_lb_rs.ko"
 		[ $rc != 0 ] && die "module build in $src failed (log: $log)"
 		die "module build in $src: warnings are errors here (log: $log)"
 	fi
 }
+
+# The callbacks of the hook table in rust/hooks.rs (`hook_table!`), the
+# one list of hooks, one name a line; slb_hook_switches: the SLB_HOOKS_OFF
+# names (a hook and the one that accounts for it share one), as Kbuild
+# reads them.
+slb_hooks() { sed -n 's/^ *\([a-z_]*\) => slb_no_hook_[a-z_]*,.*/\1/p' "$SLB_ROOT/rust/hooks.rs"; }
+slb_hook_switches() { sed -n 's/^ *[a-z_]* => slb_no_hook_\([a-z_]*\),.*/\1/p' "$SLB_ROOT/rust/hooks.rs" | awk '!seen[$0]++'; }
 
 # module_variant DEST NAME KNOB=VALUE...: builds sched_lb_rs.ko with these
 # Kbuild knobs (SLB_HOOKS_OFF, SLB_KUNIT, SLB_HOSTILE; see Kbuild) from a
@@ -104,7 +111,7 @@ module_variant() {
 	cp "$SLB_ROOT/Kbuild" "$src/"
 	cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$src/rust/"
 	cp -r "$SLB_ROOT/rust/policy/src" "$src/rust/policy/"
-	cp "$SLB_ROOT"/kunit/*.c "$src/kunit/"
+	cp "$SLB_ROOT"/kunit/*.c "$SLB_ROOT/kunit/flags" "$src/kunit/"
 	kmake_module "$src" "$src/build.log" "$@"
 	cp "$src/sched_lb_rs.ko" "$dest/$name.ko"
 }

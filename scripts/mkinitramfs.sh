@@ -53,6 +53,9 @@ echo "$plan" > "$root/slb/plan"
 # MC, PKG survive as 3); fewer for layouts where levels degenerate.
 echo "${SLB_MIN_DOMAINS:-2}" > "$root/slb/min_domains"
 echo "$flags" > "$root/slb/flags"
+# The module's hooks, from its hook table: the load step requires each
+# one's counters and calls.
+slb_hooks > "$root/slb/hooks"
 # The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
 echo "${SLB_STRESS:-1 4}" > "$root/slb/stress"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

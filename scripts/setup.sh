@@ -58,6 +58,14 @@ rustup component list --installed 2>/dev/null | grep -q '^rust-src' ||
 for c in rustfmt clippy; do
 	rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" || true
 done
+# The module is built with the kernel's rustc (build-module.sh refuses a
+# mismatch), and its code needs 1.82: safe `addr_of_mut!` of a `static mut`
+# and inline `const {}` blocks. Cargo.toml's rust-version says the same.
+min_rustc=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$SLB_ROOT/Cargo.toml")
+have_rustc=$(rustc --version | awk '{print $2}')
+[ "$(printf '%s\n%s\n' "$min_rustc" "$have_rustc" | sort -V | head -1)" = "$min_rustc" ] ||
+	die "rustc $have_rustc is older than $min_rustc (rust-version in Cargo.toml): run 'rustup update stable'"
+log "rustc $have_rustc (at least $min_rustc)"
 
 stage "bindgen-cli"
 if ! command -v bindgen >/dev/null 2>&1; then

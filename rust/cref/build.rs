@@ -627,7 +627,7 @@ fn ref_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
         "",
     )?;
 
-    // Seed 002, RFC 02/11 adds two members to struct rq.
+    // Zijlstra's RFC 02/11 (2018) adds two members to struct rq.
     let (t002, n002) = seeds.thread("002_")?;
     let s002 = format!("seeds/{n002}");
     let rfc02_rq = extract::hunk(
@@ -899,7 +899,7 @@ fn hz_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
         );
     }
 
-    // get_sd_balance_interval() as in 6.12, and as before seed 001's
+    // get_sd_balance_interval() as in 6.12, and as before Guittot's 2020
     // [PATCH 3/4] (Vincent Guittot) added the busy decrement: the same
     // function with that hunk reversed.
     let fair = tree.read("kernel/sched/fair.c")?;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit suite `sched_lb_rs_idle_cpus`: seed 000, the idle-CPU imbalance
-//! threshold (Galbraith, Zijlstra, Guittot 2016).
+//! KUnit suite `sched_lb_rs_idle_cpus`: the idle-CPU imbalance threshold of
+//! Mike Galbraith's "sched: Further improve spurious CPU_IDLE active
+//! migrations" (2016, with Peter Zijlstra and Vincent Guittot).
 
 use kernel::bindings;
 
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
 
-/// One row of seed 000: `local`/`busiest` idle CPUs of two groups.
+/// One row of Galbraith's thread: `local`/`busiest` idle CPUs of two groups.
 struct IdleRow {
     what: &'static str,
     local_idle: u32,
@@ -18,8 +19,8 @@ struct IdleRow {
 }
 
 const STOCK: IdleCpusFlags = IdleCpusFlags::DEFAULT;
-const GALBRAITH_V2: IdleCpusFlags = IdleCpusFlags::GALBRAITH_V2;
-const GUITTOT_OFF: IdleCpusFlags = IdleCpusFlags::GUITTOT;
+const LLC2: IdleCpusFlags = IdleCpusFlags::BALANCE_IDLE_LLC2;
+const NO_IDLE_CPUS: IdleCpusFlags = IdleCpusFlags::NO_BALANCE_IDLE_CPUS;
 
 const fn row(
     what: &'static str,
@@ -47,27 +48,27 @@ const fn row(
 static IDLE_ROWS: [IdleRow; 15] = [
     // 2 tasks, two 2-CPU groups, both in busiest (0,2): idle 2 vs 0.
     row("2 tasks on 2x2, 0,2, stock splits", 2, 0, 2, STOCK, false),
-    row("2 tasks on 2x2, 0,2, Galbraith v2 keeps", 2, 0, 2, GALBRAITH_V2, true),
-    row("2 tasks on 2x2, 0,2, Guittot off keeps", 2, 0, 2, GUITTOT_OFF, true),
+    row("2 tasks on 2x2, 0,2, Galbraith v2 keeps", 2, 0, 2, LLC2, true),
+    row("2 tasks on 2x2, 0,2, Guittot off keeps", 2, 0, 2, NO_IDLE_CPUS, true),
     // 2 tasks split 1,1 is balanced for everyone.
     row("2 tasks on 2x2, 1,1, stock", 1, 1, 2, STOCK, true),
     // 3 tasks on two 2-CPU groups, 1,2: idle 1 vs 0, the +1 tie-breaker.
     row("3 tasks on 2x2, 1,2, stock tie", 1, 0, 2, STOCK, true),
     // 3 tasks on two 4-CPU groups, all in busiest: idle 4 vs 1.
     row("3 tasks on 2x4, 0,3, stock pulls", 4, 1, 4, STOCK, false),
-    row("3 tasks on 2x4, 0,3, v2 leaves L3 alone", 4, 1, 4, GALBRAITH_V2, false),
-    row("3 tasks on 2x4, 0,3, Guittot off keeps", 4, 1, 4, GUITTOT_OFF, true),
+    row("3 tasks on 2x4, 0,3, v2 leaves L3 alone", 4, 1, 4, LLC2, false),
+    row("3 tasks on 2x4, 0,3, Guittot off keeps", 4, 1, 4, NO_IDLE_CPUS, true),
     // 3 tasks on two 4-CPU groups, 1,2: idle 3 vs 2.
     row("3 tasks on 2x4, 1,2, stock", 3, 2, 4, STOCK, true),
     // llc_size 8: a buddy pair in one 8-CPU group: idle 8 vs 6.
     row("2 tasks on 2x8, 0,2, stock pulls", 8, 6, 8, STOCK, false),
-    row("2 tasks on 2x8, 0,2, v2 pulls", 8, 6, 8, GALBRAITH_V2, false),
-    row("2 tasks on 2x8, 0,2, Guittot off keeps", 8, 6, 8, GUITTOT_OFF, true),
+    row("2 tasks on 2x8, 0,2, v2 pulls", 8, 6, 8, LLC2, false),
+    row("2 tasks on 2x8, 0,2, Guittot off keeps", 8, 6, 8, NO_IDLE_CPUS, true),
     // Guittot off tolerates exactly llc_size, not more.
-    row("llc 4, diff 4, Guittot off", 5, 1, 4, GUITTOT_OFF, true),
-    row("llc 4, diff 5, Guittot off", 6, 1, 4, GUITTOT_OFF, false),
+    row("llc 4, diff 4, Guittot off", 5, 1, 4, NO_IDLE_CPUS, true),
+    row("llc 4, diff 5, Guittot off", 6, 1, 4, NO_IDLE_CPUS, false),
     // Galbraith v2 tolerates exactly 2 on an L2 pair.
-    row("llc 2, diff 3, v2", 3, 0, 2, GALBRAITH_V2, false),
+    row("llc 2, diff 3, v2", 3, 0, 2, LLC2, false),
 ];
 
 fn c_args(r: &IdleRow) -> bindings::sched_lb_idle_cpus_args {
@@ -82,7 +83,7 @@ fn c_args(r: &IdleRow) -> bindings::sched_lb_idle_cpus_args {
 
 pub(super) extern "C" fn rule(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
-        let got = idle_cpus::decide(r.local_idle, r.busiest_idle, r.llc_size, r.flags);
+        let got = idle_cpus::is_balanced(r.local_idle, r.busiest_idle, r.llc_size, r.flags);
         super::check!(
             "idle_cpus_rule",
             got == r.balanced,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit suite `sched_lb_rs_interval`: seed 001 patches 3 and 4, the busy
+//! KUnit suite `sched_lb_rs_interval`: Guittot's "sched/fair: Improve
+//! fairness between cfs tasks" (2020) patches 3 and 4, the busy
 //! balance interval, and the `msecs_to_jiffies()` port it depends on,
 //! checked against the running kernel's own at its `CONFIG_HZ`.
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit suite `sched_lb_rs_fairness`: seed 001 patches 1 and 2 (Vincent
-//! Guittot, "sched/fair: Improve fairness between cfs tasks", 2020): the
+//! KUnit suite `sched_lb_rs_fairness`: patches 1 and 2 of Vincent Guittot's
+//! "sched/fair: Improve fairness between cfs tasks" (2020): the
 //! `detach_tasks()` load test and the `imbalance_pct` test.
 
 use kernel::bindings;
@@ -36,7 +36,7 @@ static DETACH_ROWS: [(u64, i64, u32, u32, bool, bool); 12] = [
 
 pub(super) extern "C" fn detach_rows(_test: *mut bindings::kunit) {
     for &(load, imb, failed, tries, relax, skip) in DETACH_ROWS.iter() {
-        let got = detach_load::decide(load, imb, failed, tries, relax);
+        let got = detach_load::should_skip(load, imb, failed, tries, relax);
         check!(
             "detach_skip_thread_rows",
             got == skip,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `sched_lb_rs_newidle`: where the newidle walk stops, with
-//! seed 003's backoff (Jason Low, 2013) and seed 004's per-level migration
-//! cost (Rohit Jain, 2018), on topologies described as data.
+//! Jason Low's backoff ("sched: Limit idle_balance() when it is being used
+//! too frequently", 2013) and Rohit Jain's per-level migration cost ("sched:
+//! reduce migration cost between faster caches for idle_balance", 2018), on
+//! topologies described as data.
 
 use kernel::bindings;
 
@@ -19,8 +21,8 @@ fn step(avg_idle_ns: u64, curr_cost_ns: u64, max_cost_ns: u64) -> WalkStep {
         max_newidle_lb_cost_ns: max_cost_ns,
         migration_cost_ns: 0,
         consecutive_failures: 0,
-        backoff: false,
-        migration_cost: false,
+        newidle_backoff: false,
+        sd_migration_cost: false,
     }
 }
 
@@ -31,7 +33,7 @@ fn step(avg_idle_ns: u64, curr_cost_ns: u64, max_cost_ns: u64) -> WalkStep {
 pub(super) extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
     let mut failures = 0u32;
     let mut s = step(500 * US, 0, 40 * US);
-    s.backoff = true;
+    s.newidle_backoff = true;
     while failures <= 80 {
         s.consecutive_failures = failures;
         let want = failures >= 65;
@@ -61,7 +63,7 @@ pub(super) extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
         "after a success the walk goes on"
     );
     // The flag off ignores any streak.
-    s.backoff = false;
+    s.newidle_backoff = false;
     s.consecutive_failures = 1000;
     check!(
         "backoff_failure_run_then_success",
@@ -103,7 +105,7 @@ pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
     let refused_before = refused();
     let (mut failures, mut stamp) = (100u32, 1000u64);
     let mut s = step(500 * US, 0, 40 * US);
-    s.backoff = true;
+    s.newidle_backoff = true;
     s.consecutive_failures = failures;
     check!(
         "backoff_recovers",
@@ -172,11 +174,11 @@ static TOPOLOGIES: [(&str, &[Level], u64, bool, usize); 8] = [
     ("mc-numa stock short", &[("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 110 * US, false, 1),
 ];
 
-fn walk(levels: &[Level], avg_idle_ns: u64, migration_cost: bool) -> usize {
+fn walk(levels: &[Level], avg_idle_ns: u64, sd_migration_cost: bool) -> usize {
     let mut curr = 0u64;
     for (i, &(_, max_cost, mig)) in levels.iter().enumerate() {
         let mut s = step(avg_idle_ns, curr, max_cost);
-        s.migration_cost = migration_cost;
+        s.sd_migration_cost = sd_migration_cost;
         s.migration_cost_ns = mig;
         if stop_at_domain(s) {
             return i;
@@ -205,22 +207,22 @@ pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     let mut rows = [(step(99, 50, 50), true); 5];
     rows[1] = (step(100, 50, 50), false);
     rows[2].0 = step(500 * US, 0, 40 * US);
-    rows[2].0.backoff = true;
+    rows[2].0.newidle_backoff = true;
     rows[2].0.consecutive_failures = 65;
     rows[3].0 = step(300 * US, 25 * US, 100 * US);
-    rows[3].0.migration_cost = true;
+    rows[3].0.sd_migration_cost = true;
     rows[3].0.migration_cost_ns = 500 * US;
     rows[4] = (rows[3].0, false);
-    rows[4].0.migration_cost = false;
+    rows[4].0.sd_migration_cost = false;
     for (s, want) in rows.iter() {
         let args = bindings::sched_lb_newidle_args {
             avg_idle_ns: s.avg_idle_ns,
             curr_cost_ns: s.curr_cost_ns,
             max_newidle_lb_cost_ns: s.max_newidle_lb_cost_ns,
             consecutive_failures: s.consecutive_failures,
-            backoff: s.backoff,
+            backoff: s.newidle_backoff,
             migration_cost_ns: s.migration_cost_ns,
-            migration_cost: s.migration_cost,
+            migration_cost: s.sd_migration_cost,
         };
         // SAFETY: `args` is valid for the call; the shim takes the RCU
         // read lock and dispatches to the table this module registered.

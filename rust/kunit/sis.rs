@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit suite `sched_lb_rs_sis`: seed 002, the select_idle_sibling()
-//! rework (Peter Zijlstra, RFC 00/11, 2018). Scans run through the callback
+//! KUnit suite `sched_lb_rs_sis`: Peter Zijlstra's "[RFC 00/11]
+//! select_idle_sibling rework" (2018). Scans run through the callback
 //! this module registers, on machines described as data: the idle state
 //! reaches the scan through the same `cpu_idle` callback the kernel passes,
 //! here answering from a table.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit suite `sched_lb_rs_steal`: Steve Sistare's STEAL, from his reply
-//! to "[RFC 00/11] select_idle_sibling rework" (seed 002 thread, 2018).
+//! to "[RFC 00/11] select_idle_sibling rework" (2018).
 //!
 //! Victim order and the decision run through the `steal` callback this
 //! module registers, on topologies described as data, with a `steal_from`

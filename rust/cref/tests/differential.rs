@@ -11,7 +11,7 @@ use core::fmt::Debug;
 
 use sched_lb_cref::*;
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
-use sched_lb_policy::idle_cpus::{decide as idle_decide, IdleCpusFlags};
+use sched_lb_policy::idle_cpus::{is_balanced, IdleCpusFlags};
 use sched_lb_policy::{
     avg_load, detach_load, jiffies, newidle_walk, sis_age, sis_budget, sis_cost,
 };
@@ -114,7 +114,7 @@ fn idle_cpus_matches_c() {
         };
         Some((
             c,
-            idle_decide(l, b, llc, f),
+            is_balanced(l, b, llc, f),
             format!("l={l} b={b} llc={llc} {f:?}"),
         ))
     });
@@ -130,7 +130,7 @@ fn detach_skip_matches_c() {
         let relax = rng.coin();
         // SAFETY: pure C function of its arguments.
         let c = unsafe { ref_detach_skip(load, imb, failed, tries, relax) };
-        let r = detach_load::decide(load, imb, failed, tries, relax);
+        let r = detach_load::should_skip(load, imb, failed, tries, relax);
         Some((
             c,
             r,
@@ -175,8 +175,8 @@ fn newidle_stop_matches_c_with_flags_off() {
             max_newidle_lb_cost_ns: max,
             migration_cost_ns: rng.next(),
             consecutive_failures: rng.next() as u32,
-            backoff: false,
-            migration_cost: false,
+            newidle_backoff: false,
+            sd_migration_cost: false,
         });
         Some((c, r, format!("avg_idle={a} curr={cur} max={max}")))
     });

@@ -62,7 +62,7 @@ pub fn skip_task_pre_5_10(
 }
 
 /// The decision the hook makes, the flag selecting the rule.
-pub fn decide(
+pub fn should_skip(
     load: u64,
     imbalance: i64,
     nr_balance_failed: u32,
@@ -118,12 +118,15 @@ mod tests {
 
     #[test]
     fn flag_selects_the_rule() {
-        assert_eq!(decide(1024, 300, 1, 1, true), skip_task(1024, 300, 1));
+        assert_eq!(should_skip(1024, 300, 1, 1, true), skip_task(1024, 300, 1));
         assert_eq!(
-            decide(600, 300, 0, 1, false),
+            should_skip(600, 300, 0, 1, false),
             skip_task_pre_5_10(600, 300, 0, 1)
         );
-        assert_ne!(decide(600, 300, 0, 1, true), decide(600, 300, 0, 1, false));
+        assert_ne!(
+            should_skip(600, 300, 0, 1, true),
+            should_skip(600, 300, 0, 1, false)
+        );
     }
 
     proptest! {
@@ -131,7 +134,7 @@ mod tests {
 
         #[test]
         fn total(load in any::<u64>(), imb in any::<i64>(), f in any::<u32>(), t in any::<u32>(), r in any::<bool>()) {
-            let _ = decide(load, imb, f, t, r);
+            let _ = should_skip(load, imb, f, t, r);
         }
 
         // More failures never make a task harder to move.

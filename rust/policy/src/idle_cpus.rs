@@ -42,13 +42,13 @@ impl IdleCpusFlags {
         balance_idle_cpus: true,
         balance_idle_llc2: false,
     };
-    /// Galbraith's v2: `BALANCE_IDLE_LLC2` on top of the default.
-    pub const GALBRAITH_V2: Self = Self {
+    /// `BALANCE_IDLE_LLC2` on top of the default: Galbraith's v2.
+    pub const BALANCE_IDLE_LLC2: Self = Self {
         balance_idle_cpus: true,
         balance_idle_llc2: true,
     };
-    /// Guittot's proposal: `NO_BALANCE_IDLE_CPUS`.
-    pub const GUITTOT: Self = Self {
+    /// `NO_BALANCE_IDLE_CPUS`: Guittot's proposal.
+    pub const NO_BALANCE_IDLE_CPUS: Self = Self {
         balance_idle_cpus: false,
         balance_idle_llc2: false,
     };
@@ -85,7 +85,7 @@ pub fn idle_cpus_balanced(local_idle_cpus: u32, busiest_idle_cpus: u32, threshol
 
 /// The whole decision the hook makes: threshold from the flags, then the
 /// comparison.
-pub fn decide(
+pub fn is_balanced(
     local_idle_cpus: u32,
     busiest_idle_cpus: u32,
     llc_size: u32,
@@ -103,8 +103,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const GUITTOT_OFF: IdleCpusFlags = IdleCpusFlags::GUITTOT;
-    const GALBRAITH_V2: IdleCpusFlags = IdleCpusFlags::GALBRAITH_V2;
+    const LLC2: IdleCpusFlags = IdleCpusFlags::BALANCE_IDLE_LLC2;
+    const NO_IDLE_CPUS: IdleCpusFlags = IdleCpusFlags::NO_BALANCE_IDLE_CPUS;
 
     /// The stock C expression, for comparison where it cannot wrap.
     fn stock_c(local: u32, busiest: u32) -> bool {
@@ -124,13 +124,13 @@ mod tests {
     #[test]
     fn two_tasks_two_groups() {
         // Stock: 2 <= 0 + 1 is false, so the pair is split (1,1).
-        assert!(!decide(2, 0, 2, IdleCpusFlags::DEFAULT));
+        assert!(!is_balanced(2, 0, 2, IdleCpusFlags::DEFAULT));
         // Galbraith v2 on an L2-pair LLC: 0,2 is balanced, buddies stay.
-        assert!(decide(2, 0, 2, GALBRAITH_V2));
+        assert!(is_balanced(2, 0, 2, LLC2));
         // Galbraith v2 leaves an L3 machine (llc 4) alone.
-        assert!(!decide(2, 0, 4, GALBRAITH_V2));
+        assert!(!is_balanced(2, 0, 4, LLC2));
         // Guittot's flag off: the LLC size is the tolerance.
-        assert!(decide(2, 0, 2, GUITTOT_OFF));
+        assert!(is_balanced(2, 0, 2, NO_IDLE_CPUS));
     }
 
     // Zijlstra: with 3 tasks on 2 groups one group holds 2; +1 already
@@ -138,11 +138,11 @@ mod tests {
     #[test]
     fn three_tasks_two_groups() {
         // Two 2-CPU groups holding 1 and 2 tasks: local idle 1, busiest 0.
-        assert!(decide(1, 0, 2, IdleCpusFlags::DEFAULT));
+        assert!(is_balanced(1, 0, 2, IdleCpusFlags::DEFAULT));
         // Two 4-CPU groups holding 0 and 3: local idle 4, busiest 1.
-        assert!(!decide(4, 1, 4, IdleCpusFlags::DEFAULT));
-        assert!(!decide(4, 1, 4, GALBRAITH_V2));
-        assert!(decide(4, 1, 4, GUITTOT_OFF));
+        assert!(!is_balanced(4, 1, 4, IdleCpusFlags::DEFAULT));
+        assert!(!is_balanced(4, 1, 4, LLC2));
+        assert!(is_balanced(4, 1, 4, NO_IDLE_CPUS));
     }
 
     #[test]
@@ -160,8 +160,8 @@ mod tests {
                 stock,
                 "llc {llc}"
             );
-            assert_eq!(idle_cpus_threshold(llc, GALBRAITH_V2), v2, "llc {llc}");
-            assert_eq!(idle_cpus_threshold(llc, GUITTOT_OFF), off, "llc {llc}");
+            assert_eq!(idle_cpus_threshold(llc, LLC2), v2, "llc {llc}");
+            assert_eq!(idle_cpus_threshold(llc, NO_IDLE_CPUS), off, "llc {llc}");
         }
     }
 
@@ -174,16 +174,26 @@ mod tests {
         for llc in [0, 1, 2, 3, 8] {
             assert_eq!(
                 idle_cpus_threshold(llc, off_llc2),
-                idle_cpus_threshold(llc, GUITTOT_OFF)
+                idle_cpus_threshold(llc, NO_IDLE_CPUS)
             );
         }
     }
 
     #[test]
     fn saturates_at_the_top_of_the_domain() {
-        assert!(decide(u32::MAX, u32::MAX, u32::MAX, GUITTOT_OFF));
-        assert!(decide(u32::MAX, u32::MAX - 1, 1, IdleCpusFlags::DEFAULT));
-        assert!(!decide(u32::MAX, u32::MAX - 2, 1, IdleCpusFlags::DEFAULT));
+        assert!(is_balanced(u32::MAX, u32::MAX, u32::MAX, NO_IDLE_CPUS));
+        assert!(is_balanced(
+            u32::MAX,
+            u32::MAX - 1,
+            1,
+            IdleCpusFlags::DEFAULT
+        ));
+        assert!(!is_balanced(
+            u32::MAX,
+            u32::MAX - 2,
+            1,
+            IdleCpusFlags::DEFAULT
+        ));
     }
 
     fn any_flags() -> impl Strategy<Value = IdleCpusFlags> {
@@ -202,12 +212,12 @@ mod tests {
         fn total_and_at_least_stock(l in any::<u32>(), b in any::<u32>(), llc in any::<u32>(), f in any_flags()) {
             let t = idle_cpus_threshold(llc, f);
             prop_assert!(t >= STOCK_IDLE_CPUS_THRESHOLD);
-            let _ = decide(l, b, llc, f);
+            let _ = is_balanced(l, b, llc, f);
         }
 
         #[test]
         fn default_flags_equal_the_c_expression(l in any::<u32>(), b in 0..u32::MAX, llc in any::<u32>()) {
-            prop_assert_eq!(decide(l, b, llc, IdleCpusFlags::DEFAULT), stock_c(l, b));
+            prop_assert_eq!(is_balanced(l, b, llc, IdleCpusFlags::DEFAULT), stock_c(l, b));
         }
 
         // Fewer idle CPUs locally, or more in busiest, can only make the
@@ -225,8 +235,8 @@ mod tests {
         // a pair imbalanced that the stock rule calls balanced.
         #[test]
         fn never_stricter_than_stock(l in any::<u32>(), b in any::<u32>(), llc in any::<u32>(), f in any_flags()) {
-            if decide(l, b, llc, IdleCpusFlags::DEFAULT) {
-                prop_assert!(decide(l, b, llc, f));
+            if is_balanced(l, b, llc, IdleCpusFlags::DEFAULT) {
+                prop_assert!(is_balanced(l, b, llc, f));
             }
         }
     }
@@ -237,7 +247,7 @@ mod tests {
     #[test]
     fn exhaustive_small_domain_matches_thread_patches() {
         for llc in 0..=64u32 {
-            for f in [IdleCpusFlags::DEFAULT, GALBRAITH_V2, GUITTOT_OFF] {
+            for f in [IdleCpusFlags::DEFAULT, LLC2, NO_IDLE_CPUS] {
                 // Galbraith v2: imbalance = llc == 2 ? 2 : 1.
                 // Guittot: imbalance = 1; if !BALANCE_IDLE_CPUS: llc.
                 let c_imbalance = if !f.balance_idle_cpus {
@@ -249,7 +259,7 @@ mod tests {
                 };
                 for l in 0..=64u32 {
                     for b in 0..=64u32 {
-                        assert_eq!(decide(l, b, llc, f), l <= b + c_imbalance);
+                        assert_eq!(is_balanced(l, b, llc, f), l <= b + c_imbalance);
                     }
                 }
             }

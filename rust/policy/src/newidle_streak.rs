@@ -146,8 +146,8 @@ mod tests {
             max_newidle_lb_cost_ns: 10_000,
             migration_cost_ns: 0,
             consecutive_failures: failures,
-            backoff: true,
-            migration_cost: false,
+            newidle_backoff: true,
+            sd_migration_cost: false,
         })
     }
 

@@ -13,11 +13,13 @@
 //!
 //! and adds two of the seeds' ideas, each behind its own flag:
 //!
-//! - seed 003 (Jason Low, 2013; flag `NEWIDLE_BACKOFF`): the balance cost
+//! - Jason Low, "sched: Limit idle_balance() when it is being used
+//!   too frequently" (2013; flag `NEWIDLE_BACKOFF`): the balance cost
 //!   is multiplied by N from [`super::newidle_backoff::backoff_factor`], so
 //!   a CPU whose newidle balances keep pulling nothing needs a longer
 //!   expected idle period before it tries again;
-//! - seed 004 (Rohit Jain, 2018; flag `SD_MIGRATION_COST`): the domain
+//! - Rohit Jain, "sched: reduce migration cost between faster caches
+//!   for idle_balance" (2018; flag `SD_MIGRATION_COST`): the domain
 //!   level's migration cost, the cache footprint a pulled task loses, is
 //!   added: `avg_idle < curr_cost + max_newidle_lb_cost + sd_migration_cost`.
 //!
@@ -40,27 +42,27 @@ pub struct WalkStep {
     pub curr_cost_ns: u64,
     /// `sd->max_newidle_lb_cost`.
     pub max_newidle_lb_cost_ns: u64,
-    /// Migration cost of this domain's level (seed 004).
+    /// Migration cost of this domain's level (Jain 2018).
     pub migration_cost_ns: u64,
     /// Newidle attempts on this CPU that pulled nothing since the last
-    /// pull, aged (seed 003; `newidle_streak::Streak::failures`).
+    /// pull, aged (Low 2013; `newidle_streak::Streak::failures`).
     pub consecutive_failures: u32,
     /// `sched_feat(NEWIDLE_BACKOFF)`.
-    pub backoff: bool,
+    pub newidle_backoff: bool,
     /// `sched_feat(SD_MIGRATION_COST)`.
-    pub migration_cost: bool,
+    pub sd_migration_cost: bool,
 }
 
 /// True if the walk stops at this domain (the C `break`).
 pub fn stop_at_domain(s: WalkStep) -> bool {
     let mut cost_ns = s.curr_cost_ns.saturating_add(s.max_newidle_lb_cost_ns);
-    if s.backoff {
+    if s.newidle_backoff {
         let n = backoff_factor(s.consecutive_failures);
         if n > 1 {
             cost_ns = cost_ns.saturating_mul(u64::from(n));
         }
     }
-    if s.migration_cost {
+    if s.sd_migration_cost {
         cost_ns = cost_ns.saturating_add(s.migration_cost_ns);
     }
     s.avg_idle_ns < cost_ns
@@ -78,8 +80,8 @@ mod tests {
             max_newidle_lb_cost_ns: max,
             migration_cost_ns: 0,
             consecutive_failures: 0,
-            backoff: false,
-            migration_cost: false,
+            newidle_backoff: false,
+            sd_migration_cost: false,
         }
     }
 
@@ -89,7 +91,7 @@ mod tests {
     #[test]
     fn backoff_product_saturates() {
         let mut s = step(u64::MAX - 1, 0, u64::MAX / 16);
-        s.backoff = true;
+        s.newidle_backoff = true;
         s.consecutive_failures = 160; // N = 32
         assert!(stop_at_domain(s));
     }
@@ -101,7 +103,7 @@ mod tests {
     fn cost_sums_saturate() {
         assert!(stop_at_domain(step(u64::MAX - 1, u64::MAX, 2)));
         let mut s = step(u64::MAX - 1, u64::MAX - 10, 0);
-        s.migration_cost = true;
+        s.sd_migration_cost = true;
         s.migration_cost_ns = 20;
         assert!(stop_at_domain(s));
     }
@@ -120,7 +122,7 @@ mod tests {
     #[test]
     fn backoff_after_thirty_failures() {
         let mut s = step(500, 40, 50);
-        s.backoff = true;
+        s.newidle_backoff = true;
         s.consecutive_failures = 30;
         assert!(stop_at_domain(s), "500 < 6 * 90");
         s.avg_idle_ns = 540;
@@ -134,7 +136,7 @@ mod tests {
     #[test]
     fn migration_cost_per_level() {
         let mut s = step(300_000, 10_000, 20_000);
-        s.migration_cost = true;
+        s.sd_migration_cost = true;
         s.migration_cost_ns = 0;
         assert!(!stop_at_domain(s), "SMT");
         s.migration_cost_ns = 50_000;
@@ -146,8 +148,8 @@ mod tests {
     #[test]
     fn both_flags_scale_only_the_measured_cost() {
         let mut s = step(0, 10, 10);
-        s.backoff = true;
-        s.migration_cost = true;
+        s.newidle_backoff = true;
+        s.sd_migration_cost = true;
         s.consecutive_failures = 10; // N = 2
         s.migration_cost_ns = 100;
         s.avg_idle_ns = 139;
@@ -164,7 +166,7 @@ mod tests {
                  f in any::<u32>(), b in any::<bool>(), g in any::<bool>()) {
             let _ = stop_at_domain(WalkStep {
                 avg_idle_ns: a, curr_cost_ns: c, max_newidle_lb_cost_ns: m,
-                migration_cost_ns: mc, consecutive_failures: f, backoff: b, migration_cost: g,
+                migration_cost_ns: mc, consecutive_failures: f, newidle_backoff: b, sd_migration_cost: g,
             });
         }
 
@@ -174,7 +176,7 @@ mod tests {
                                           mc in any::<u64>(), f in any::<u32>(), b in any::<bool>(), g in any::<bool>()) {
             let stock = stop_at_domain(step(a, c, m));
             let s = WalkStep { avg_idle_ns: a, curr_cost_ns: c, max_newidle_lb_cost_ns: m,
-                               migration_cost_ns: mc, consecutive_failures: f, backoff: b, migration_cost: g };
+                               migration_cost_ns: mc, consecutive_failures: f, newidle_backoff: b, sd_migration_cost: g };
             if stock {
                 prop_assert!(stop_at_domain(s));
             }

@@ -42,14 +42,17 @@ pub fn age_wake_avg(wake_avg_ns: u64, wake_stamp: u64, now_jiffies: u64) -> (u64
     (aged, wake_stamp.wrapping_add(shifts))
 }
 
+/// Before the RFC, SIS_PROP divided `avg_idle` by this: "due to large
+/// variance we need a large fuzz factor".
+pub const AVG_IDLE_FUZZ: u64 = 512;
+
 /// The idle time the scan may spend: `wake_avg` with SIS_AGE, else the
-/// pre-RFC `avg_idle / 512` ("due to large variance we need a large fuzz
-/// factor").
+/// pre-RFC `avg_idle / AVG_IDLE_FUZZ`.
 pub fn predicted_idle_ns(sis_age: bool, wake_avg_ns: u64, avg_idle_ns: u64) -> u64 {
     if sis_age {
         wake_avg_ns
     } else {
-        avg_idle_ns / 512
+        avg_idle_ns / AVG_IDLE_FUZZ
     }
 }
 

@@ -20,14 +20,19 @@
 //! difference of two `u64` reinterpreted as `s64`, divided with truncation
 //! toward zero, added back with wrap-around.
 
+/// The moving average moves by 1/8 of the difference per sample, as the
+/// RFC's `/ 8` does.
+pub const SCAN_COST_EWMA_DIV: i64 = 8;
+
 /// The new `avg_scan_cost` after a scan that took `scan_time_ns` over
 /// `loops` iterations. `loops` is at least 1 for any scan that ran (the
 /// loop counts its first iteration before testing the budget); 0 is read
 /// as 1 rather than dividing by zero.
 pub fn update_avg_scan_cost(avg_scan_cost_ns: u64, scan_time_ns: u64, loops: u32) -> u64 {
     let per_cpu_ns = scan_time_ns / u64::from(loops.max(1));
-    // (s64)(time - cost) / 8: same-width reinterpretation, never panics.
-    let delta = (per_cpu_ns.wrapping_sub(avg_scan_cost_ns) as i64) / 8;
+    // (s64)(time - cost) / 8: same-width reinterpretation; dividing by a
+    // positive constant cannot overflow.
+    let delta = (per_cpu_ns.wrapping_sub(avg_scan_cost_ns) as i64) / SCAN_COST_EWMA_DIV;
     avg_scan_cost_ns.wrapping_add(delta as u64)
 }
 

@@ -25,11 +25,18 @@ use super::sis_select::{bit_is_set, wrap_bits};
 use super::sparsemask;
 use super::words::Words;
 
+/// A CPU with this many runnable CFS tasks has one to spare: it is in the
+/// overloaded mask.
+pub const OVERLOADED_NR_RUNNING: u32 = 2;
+
 /// How an `h_nr_running` change moves a CPU in the overloaded mask:
 /// `Some(true)` to set its bit, `Some(false)` to clear it, `None` to leave
 /// it. Only crossings of the 1 <-> 2 boundary write the shared mask.
 pub fn overload_transition(old_nr_running: u32, new_nr_running: u32) -> Option<bool> {
-    match (old_nr_running >= 2, new_nr_running >= 2) {
+    match (
+        old_nr_running >= OVERLOADED_NR_RUNNING,
+        new_nr_running >= OVERLOADED_NR_RUNNING,
+    ) {
         (false, true) => Some(true),
         (true, false) => Some(false),
         _ => None,

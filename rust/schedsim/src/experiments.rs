@@ -2,15 +2,15 @@
 
 //! The experiments of `Documentation/schedsim.rst`, one per seed thread.
 //!
-//! - `fairness-2x4` (seed 001, Guittot 2020): 9 and 11 always-running
+//! - `fairness-2x4` (Guittot 2020): 9 and 11 always-running
 //!   threads on 2x4, min/max work before and after the four patches;
-//! - `buddy-x5472` (seed 000, Galbraith 2016): a buddy pair on 4 L2s of 2
+//! - `buddy-x5472` (Galbraith 2016): a buddy pair on 4 L2s of 2
 //!   cores, splits and throughput with each idle-CPU threshold;
-//! - `sis-hackbench` (seed 002, Zijlstra's RFC): scan cost and placement
+//! - `sis-hackbench` (Zijlstra's RFC, 2018): scan cost and placement
 //!   of SIS_PROP/AGE/ONCE/FOLD against SIS_UTIL;
-//! - `newidle` (seeds 003 and 004, Low 2013, Jain 2018): newidle attempts
+//! - `newidle` (Low 2013, Jain 2018): newidle attempts
 //!   and cost with the backoff and the per-level migration costs;
-//! - `steal` (seed 002, Sistare's reply): STEAL on and off, and the
+//! - `steal` (Sistare's reply, 2018): STEAL on and off, and the
 //!   8-socket case behind `STEAL_MAX_NUMA_NODES`.
 //!
 //! Each prints reST tables with the thread's numbers beside the model's.
@@ -178,7 +178,7 @@ pub struct FairnessRow {
     pub ratios: Vec<f64>,
 }
 
-/// The "before" of seed 001 as the series can A/B it on 6.12.
+/// The "before" of Guittot 2020 as the series can A/B it on 6.12.
 pub fn v5_9_variant() -> Variant {
     Variant {
         label: "v5.9 switches".into(),
@@ -188,7 +188,7 @@ pub fn v5_9_variant() -> Variant {
     }
 }
 
-/// Seed 001: min/max work of N always-running threads on 2x4.
+/// Guittot 2020: min/max work of N always-running threads on 2x4.
 pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
     let (seeds, duration_ms) = if opts.quick {
         (4u64, 4_000)
@@ -271,7 +271,7 @@ pub struct BuddyRow {
     pub active: f64,
 }
 
-/// Seed 000: a buddy pair on x5472 with each idle-CPU threshold.
+/// Galbraith 2016: a buddy pair on x5472 with each idle-CPU threshold.
 pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
     let (seeds, duration_ms) = if opts.quick {
         (2u64, 2_000)
@@ -373,7 +373,7 @@ pub struct SisRow {
     pub idle_placed_pct: f64,
 }
 
-/// The SIS variants of seed 002, as the RFC's table names them.
+/// The SIS variants of Zijlstra's RFC, as the RFC's table names them.
 pub fn sis_variants() -> Vec<Variant> {
     vec![
         Variant::new("6.12 (SIS_UTIL)", ""),
@@ -389,7 +389,7 @@ pub fn sis_variants() -> Vec<Variant> {
     ]
 }
 
-/// Seed 002: hackbench scan cost and placement per SIS variant.
+/// Zijlstra's RFC: hackbench scan cost and placement per SIS variant.
 pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
     let (groups, duration_ms, seeds): (&[u32], u64, u64) = if opts.quick {
         (&[2], 200, 1)
@@ -474,7 +474,7 @@ pub struct NewidleRow {
     pub wasted_pct: f64,
 }
 
-/// Seeds 003 and 004: the newidle walk with the backoff and the costs.
+/// Low 2013 and Jain 2018: the newidle walk with the backoff and the costs.
 pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
     let (duration_ms, seeds) = if opts.quick { (200, 1) } else { (1_000, 3) };
     let variants = [
@@ -559,7 +559,7 @@ pub struct StealRow {
     pub trace: u64,
 }
 
-/// Seed 002 (Sistare): STEAL on and off, and the 8-socket limit.
+/// Sistare 2018: STEAL on and off, and the 8-socket limit.
 pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
     let (groups, duration_ms, seeds): (&[u32], u64, u64) = if opts.quick {
         (&[2], 200, 1)

@@ -11,34 +11,34 @@
 //! Knobs are what the kernel exposes per domain in debugfs rather than as
 //! flags (`busy_factor`, `imbalance_pct`), plus one simulator-only knob,
 //! `prefer_sibling`, for the topology flags of the kernels the 2016 thread
-//! ran (seed 000, see `Documentation/schedsim.rst`).
+//! ran (Galbraith 2016, see `Documentation/schedsim.rst`).
 
 /// The flags, by kernel name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flags {
-    /// `BALANCE_IDLE_CPUS` (seed 000, default on).
+    /// `BALANCE_IDLE_CPUS` (Galbraith 2016, default on).
     pub balance_idle_cpus: bool,
-    /// `BALANCE_IDLE_LLC2` (seed 000, default off).
+    /// `BALANCE_IDLE_LLC2` (Galbraith 2016, default off).
     pub balance_idle_llc2: bool,
-    /// `LB_RELAX_FAILED` (seed 001 1/4, default on).
+    /// `LB_RELAX_FAILED` (Guittot 2020 1/4, default on).
     pub lb_relax_failed: bool,
-    /// `LB_BUSY_INTERVAL_DEC` (seed 001 3/4, default on).
+    /// `LB_BUSY_INTERVAL_DEC` (Guittot 2020 3/4, default on).
     pub lb_busy_interval_dec: bool,
-    /// `NEWIDLE_BACKOFF` (seed 003, default off).
+    /// `NEWIDLE_BACKOFF` (Low 2013, default off).
     pub newidle_backoff: bool,
-    /// `SD_MIGRATION_COST` (seed 004, default off).
+    /// `SD_MIGRATION_COST` (Jain 2018, default off).
     pub sd_migration_cost: bool,
-    /// `SIS_PROP` (seed 002, default off).
+    /// `SIS_PROP` (Zijlstra's RFC 2018, default off).
     pub sis_prop: bool,
     /// `SIS_UTIL` (6.12, default on).
     pub sis_util: bool,
-    /// `SIS_AGE` (seed 002, default off).
+    /// `SIS_AGE` (Zijlstra's RFC 2018, default off).
     pub sis_age: bool,
-    /// `SIS_ONCE` (seed 002, default off).
+    /// `SIS_ONCE` (Zijlstra's RFC 2018, default off).
     pub sis_once: bool,
-    /// `SIS_FOLD` (seed 002, default off).
+    /// `SIS_FOLD` (Zijlstra's RFC 2018, default off).
     pub sis_fold: bool,
-    /// `STEAL` (seed 002, Sistare; default off).
+    /// `STEAL` (Sistare 2018, default off).
     pub steal: bool,
 }
 
@@ -146,7 +146,7 @@ impl Flags {
 pub enum PreferSibling {
     /// 6.12 `sd_init()`: every level but NUMA.
     All,
-    /// v4.8 (Galbraith's kernel in seed 000): only SMT domains had it, so
+    /// v4.8 (Galbraith's kernel in 2016): only SMT domains had it, so
     /// only their parents spread by `prefer_sibling`.
     SmtOnly,
 }
@@ -243,6 +243,19 @@ impl Knobs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `kunit/flags` is the one list of the series' flags; the simulator
+    /// adds only stock 6.12's SIS_UTIL, in `features.h` order.
+    #[test]
+    fn names_are_kunit_flags_plus_sis_util() {
+        let series: Vec<&str> = include_str!("../../../kunit/flags").lines().collect();
+        let ours: Vec<&str> = FLAG_NAMES.iter().copied().filter(|&n| n != "SIS_UTIL").collect();
+        assert_eq!(ours, series);
+        assert!(FLAG_NAMES.contains(&"SIS_UTIL"));
+        for name in FLAG_NAMES {
+            Flags::default().apply(name).unwrap();
+        }
+    }
 
     #[test]
     fn defaults_are_the_series_defaults() {

@@ -378,13 +378,13 @@ impl Sim {
             if idle == IdleType::NotIdle {
                 return None;
             }
-            // Seed 000: the idle-CPU threshold, through the policy.
+            // Galbraith 2016: the idle-CPU threshold, through the policy.
             let flags = IdleCpusFlags {
                 balance_idle_cpus: self.cfg.flags.balance_idle_cpus,
                 balance_idle_llc2: self.cfg.flags.balance_idle_llc2,
             };
             if busiest.weight > 1
-                && idle_cpus::decide(local.idle_cpus, busiest.idle_cpus, llc_size, flags)
+                && idle_cpus::is_balanced(local.idle_cpus, busiest.idle_cpus, llc_size, flags)
             {
                 self.stats.idle_cpus_balanced += 1;
                 return None;
@@ -560,7 +560,7 @@ impl Sim {
                         continue;
                     }
                     // Guittot's 1/4, through the policy.
-                    if detach_load::decide(
+                    if detach_load::should_skip(
                         load,
                         imbalance,
                         failed,
@@ -693,8 +693,8 @@ impl Sim {
                 max_newidle_lb_cost_ns: self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns,
                 migration_cost_ns: self.cfg.topology.domains[cpu as usize][k].migration_cost_ns,
                 consecutive_failures: self.rqs[cpu as usize].newidle_streak.failures,
-                backoff: f.newidle_backoff,
-                migration_cost: f.sd_migration_cost,
+                newidle_backoff: f.newidle_backoff,
+                sd_migration_cost: f.sd_migration_cost,
             };
             if stop_at_domain(step) {
                 stopped = true;
@@ -837,7 +837,7 @@ mod tests {
         sim
     }
 
-    /// The KUnit row of seed 001 2/4, through the whole balancer: the
+    /// The KUnit row of Guittot's 2/4 (2020), through the whole balancer: the
     /// 20% imbalance of 6 vs 5 is balanced under 125, not under 117, and
     /// with 117 the waiting task moves once a failure halves its load
     /// (1/4: 1024 >> 1 is not above the imbalance of 512).

@@ -41,7 +41,7 @@ pub struct Stats {
     pub lb_idle: u64,
     /// Tasks moved by periodic balancing.
     pub lb_moved: u64,
-    /// Times the idle-CPU test (seed 000's rule) said "balanced".
+    /// Times the idle-CPU test (Galbraith 2016) said "balanced".
     pub idle_cpus_balanced: u64,
     /// Periodic balances that found an imbalance and moved nothing.
     pub lb_failed: u64,

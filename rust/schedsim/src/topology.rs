@@ -40,7 +40,7 @@ pub const SD_NUMA: u32 = 1 << 3;
 /// `SD_SERIALIZE`: one CPU at a time balances it.
 pub const SD_SERIALIZE: u32 = 1 << 4;
 
-/// Seed 004's per-level migration costs, in ns (patch 0008's defaults).
+/// Jain's (2018) per-level migration costs, in ns (patch 0008's defaults).
 pub const MIGRATION_COST_SMT_NS: u64 = 0;
 /// LLC level, 50 us.
 pub const MIGRATION_COST_LLC_NS: u64 = 50_000;
@@ -107,7 +107,7 @@ pub struct MachineSpec {
 pub const PRESETS: &[MachineSpec] = &[
     MachineSpec {
         name: "2x4",
-        about: "Guittot's arm64 board (seed 001): 2 clusters x 4 cores, no SMT",
+        about: "Guittot's arm64 board (Guittot 2020): 2 clusters x 4 cores, no SMT",
         nodes: 1,
         llcs_per_node: 2,
         cores_per_llc: 4,
@@ -116,7 +116,7 @@ pub const PRESETS: &[MachineSpec] = &[
     },
     MachineSpec {
         name: "x5472",
-        about: "Galbraith's Xeon X5472 (seed 000): 4 L2s x 2 cores, sd_llc_size 2",
+        about: "Galbraith's Xeon X5472 (Galbraith 2016): 4 L2s x 2 cores, sd_llc_size 2",
         nodes: 1,
         llcs_per_node: 4,
         cores_per_llc: 2,
@@ -125,7 +125,7 @@ pub const PRESETS: &[MachineSpec] = &[
     },
     MachineSpec {
         name: "xeon2x22",
-        about: "2 sockets x 22 cores x SMT2 = 88 CPUs (Jain seed 004, Sistare seed 002)",
+        about: "2 sockets x 22 cores x SMT2 = 88 CPUs (Jain 2018, Sistare 2018)",
         nodes: 2,
         llcs_per_node: 1,
         cores_per_llc: 22,
@@ -134,7 +134,7 @@ pub const PRESETS: &[MachineSpec] = &[
     },
     MachineSpec {
         name: "thx2",
-        about: "ThunderX2: 2 nodes x 28 cores x SMT4 = 224 CPUs (Guittot seed 001)",
+        about: "ThunderX2: 2 nodes x 28 cores x SMT4 = 224 CPUs (Guittot 2020)",
         nodes: 2,
         llcs_per_node: 1,
         cores_per_llc: 28,
@@ -199,7 +199,7 @@ pub struct Domain {
     pub max_interval_ms: u32,
     /// `sd->imb_numa_nr`.
     pub imb_numa_nr: u32,
-    /// Seed 004: the migration cost of this level, ns.
+    /// Jain 2018: the migration cost of this level, ns.
     pub migration_cost_ns: u64,
 }
 

@@ -6,13 +6,13 @@
 //! balancer sees (runnable, sleeping, who wakes whom):
 //!
 //! - `fairness:N`: N always-running threads, rt-app as Guittot ran it
-//!   (seed 001);
+//!   (Guittot 2020);
 //! - `buddy:P[:work_us[:overlap_us]]`: P pairs that wake each other, a
-//!   netperf UDP_STREAM to localhost as Galbraith ran it (seed 000);
+//!   netperf UDP_STREAM to localhost as Galbraith ran it (Galbraith 2016);
 //! - `hackbench:G[:fds[:send_us[:recv_us]]]`: G groups of `fds` senders and
 //!   `fds` receivers (hackbench's default 20), senders writing to every
 //!   receiver of their group round-robin, blocking on a full receiver
-//!   (seeds 002, 003, 004);
+//!   (Zijlstra and Sistare 2018, Low 2013, Jain 2018);
 //! - `periodic:N:run_us:sleep_us`: N tasks that run and sleep.
 //!
 //! Parts combine with `+`: `fairness:4+buddy:1`.

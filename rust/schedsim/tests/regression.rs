@@ -17,7 +17,7 @@ fn quick() -> Opts {
     }
 }
 
-/// Seed 001 (Guittot): with 11 threads on 2x4 the 6-vs-5 split is under
+/// Guittot 2020: with 11 threads on 2x4 the 6-vs-5 split is under
 /// 125% and over 117%, so the series' rules must raise min/max work.
 #[test]
 fn fairness_11_threads_improves_with_the_series() {
@@ -41,7 +41,7 @@ fn fairness_11_threads_improves_with_the_series() {
     assert!(a9 + 5.0 >= b9, "9 threads: {b9:.1}% -> {a9:.1}%");
 }
 
-/// Seed 000 (Galbraith): with v4.8's SD_PREFER_SIBLING placement the +2
+/// Galbraith 2016: with v4.8's SD_PREFER_SIBLING placement the +2
 /// threshold stops the pair from being split; with 6.12's, the
 /// prefer-sibling path decides first and the flag changes nothing.
 #[test]
@@ -66,7 +66,7 @@ fn buddy_pair_llc2_threshold() {
     assert_eq!(stock612.splits, llc2_612.splits);
 }
 
-/// Seed 002 (Zijlstra's RFC 06): SIS_PROP bounds the scan where SIS_UTIL
+/// Zijlstra's RFC 06/11 (2018): SIS_PROP bounds the scan where SIS_UTIL
 /// is off, so it reads fewer CPUs per scan than no limit at all once the
 /// machine is busy; AGE+ONCE shrink it further.
 #[test]
@@ -97,7 +97,7 @@ fn sis_prop_bounds_the_scan() {
     );
 }
 
-/// Seeds 003 and 004: both rules only ever stop the walk earlier, so with
+/// Low 2013 and Jain 2018: both rules only ever stop the walk earlier, so with
 /// the per-level costs they balance fewer domains and spend less on
 /// newidle balancing. The backoff alone no longer latches
 /// (`newidle_streak`): under hackbench, pulls by periodic balancing keep
@@ -133,7 +133,7 @@ fn newidle_rules_cut_the_walk() {
     }
 }
 
-/// Seed 002 (Sistare): STEAL steals on a 2-node machine and keeps CPUs at
+/// Sistare 2018: STEAL steals on a 2-node machine and keeps CPUs at
 /// least as busy; on 8 nodes `should_steal()` refuses, so the run is the
 /// stock run event for event.
 #[test]

@@ -83,7 +83,7 @@ fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
                 (r.next() % 8) as u32,
                 2 + (r.next() % 3) as u32
             ),
-            |(l, b, s): (u32, u32, u32)| u64::from(idle_cpus::decide(
+            |(l, b, s): (u32, u32, u32)| u64::from(idle_cpus::is_balanced(
                 l,
                 b,
                 s,
@@ -103,7 +103,7 @@ fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
                 (r.next() >> 41) as i64,
                 (r.next() % 8) as u32
             ),
-            |(l, i, f): (u64, i64, u32)| u64::from(detach_load::decide(l, i, f, 1, true)),
+            |(l, i, f): (u64, i64, u32)| u64::from(detach_load::should_skip(l, i, f, 1, true)),
             // SAFETY: as above.
             |(l, i, f): (u64, i64, u32)| u64::from(unsafe {
                 cref::ref_detach_skip(l, i, f, 1, true)
@@ -123,8 +123,8 @@ fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
                 max_newidle_lb_cost_ns: m,
                 migration_cost_ns: 0,
                 consecutive_failures: 0,
-                backoff: false,
-                migration_cost: false,
+                newidle_backoff: false,
+                sd_migration_cost: false,
             })),
             // SAFETY: as above.
             |(a, c, m): (u64, u64, u64)| u64::from(unsafe { cref::ref_newidle_stop(a, c, m) })
