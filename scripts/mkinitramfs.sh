@@ -26,6 +26,9 @@ for a in $applets; do
 	[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
+need_tool cc
+cc -O2 -Wall -Wextra -Werror -static -o "$root/bin/sleeper" "$SLB_ROOT/scripts/guest/sleeper.c" ||
+	die "cannot build scripts/guest/sleeper.c statically (needs libc6-dev: run 'make setup')"
 # hackbench (rt-tests) with the shared libraries it links, so the guest
 # can load the scheduler with a real workload while flags flip.
 hb=$(command -v hackbench || true)

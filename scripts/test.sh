@@ -11,7 +11,7 @@
 #      round-tripped in debugfs and flipped under load, an unknown name
 #      refused, load in throttled nested cgroups, a short seeded stress
 #      run (module swaps, flags, knobs, hotplug, cpuset partitions; SEED=
-#      and CYCLES= set it, default 1 and 4), a hostile build of the
+#      and CYCLES= set it, default 1 and 20), a hostile build of the
 #      module whose every checked answer the kernel must refuse, a smoke
 #      run of the benchmark harness, the module unloaded, no splat (BUG,
 #      WARNING, KASAN, UBSAN, lockdep, RCU) in the log.
@@ -90,7 +90,7 @@ stage_end
 # CPUs, so the load step's steals must still happen here.
 SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
 	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko $SLB_CACHE/guest-modules/nokunit.ko" SLB_BENCH_DIR="$smoke" \
-	SLB_STRESS="${SEED:-1} ${CYCLES:-4}" \
+	SLB_STRESS="${SEED:-1} ${CYCLES:-20}" SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-2400} \
 	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask load flagsites cgroups cycle stress hostile bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
