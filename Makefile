@@ -12,7 +12,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks schedsim schedsim-bench \
-	cargo-test script-test checkpatch check-series check-configs fmt clean distclean
+	cargo-test script-test checkpatch check-series check-configs fuzz fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -25,6 +25,7 @@ help:
 	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
 	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1)"
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
+	@echo "make fuzz          10^7 inputs per hook across the C/Rust boundary (~2 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
 	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~7 min)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
@@ -66,6 +67,11 @@ schedsim:
 
 schedsim-bench:
 	cargo run --release --locked -p schedsim -- bench
+
+# rust/policy/tests/boundary_fuzz.rs at full count (cargo test runs 20 000).
+fuzz:
+	SLB_FUZZ_ITERS=$${SLB_FUZZ_ITERS:-10000000} cargo test --locked --profile fuzz \
+		-p sched-lb-policy --test boundary_fuzz -- --nocapture
 
 cargo-test:
 	cargo test --workspace

@@ -16,9 +16,10 @@
 //! this_sd->avg_scan_cost += delta;
 //! ```
 //!
-//! A 1/8 exponential moving average. The arithmetic is the C's: the
+//! A 1/8 exponential moving average. The arithmetic is the C's (the
 //! difference of two `u64` reinterpreted as `s64`, divided with truncation
-//! toward zero, added back with wrap-around.
+//! toward zero) wherever the difference fits an `s64`; beyond that the C
+//! wraps and this does not (see [`update_avg_scan_cost`]).
 
 /// The moving average moves by 1/8 of the difference per sample, as the
 /// RFC's `/ 8` does.
@@ -30,10 +31,17 @@ pub const SCAN_COST_EWMA_DIV: i64 = 8;
 /// as 1 rather than dividing by zero.
 pub fn update_avg_scan_cost(avg_scan_cost_ns: u64, scan_time_ns: u64, loops: u32) -> u64 {
     let per_cpu_ns = scan_time_ns / u64::from(loops.max(1));
-    // (s64)(time - cost) / 8: same-width reinterpretation; dividing by a
-    // positive constant cannot overflow.
-    let delta = (per_cpu_ns.wrapping_sub(avg_scan_cost_ns) as i64) / SCAN_COST_EWMA_DIV;
-    avg_scan_cost_ns.wrapping_add(delta as u64)
+    // The C's (s64)(time - cost) / 8, truncated toward zero, taken on the
+    // side of the larger value: the same result wherever the difference
+    // fits an s64, and where it does not (times beyond 292 years, which
+    // the C would wrap into a cost outside both), the average still moves
+    // toward the sample and stays between the two, as the kernel checks.
+    let step = SCAN_COST_EWMA_DIV.unsigned_abs();
+    if per_cpu_ns >= avg_scan_cost_ns {
+        avg_scan_cost_ns.saturating_add((per_cpu_ns - avg_scan_cost_ns) / step)
+    } else {
+        avg_scan_cost_ns.saturating_sub((avg_scan_cost_ns - per_cpu_ns) / step)
+    }
 }
 
 #[cfg(test)]
