@@ -220,7 +220,7 @@ where
                 found_idle_core: true,
             };
         }
-        if best.map_or(true, |(b, _)| busy < b) {
+        if best.is_none_or(|(b, _)| busy < b) {
             best = Some((busy, cpu));
         }
     }

@@ -210,7 +210,7 @@ impl RunResult {
         let w: Vec<u64> = self
             .tasks
             .iter()
-            .filter(|t| kind.map_or(true, |k| t.kind == k))
+            .filter(|t| kind.is_none_or(|k| t.kind == k))
             .map(|t| t.work_ns)
             .collect();
         let (Some(&min), Some(&max)) = (w.iter().min(), w.iter().max()) else {
