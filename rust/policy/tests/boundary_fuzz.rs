@@ -30,6 +30,7 @@
 
 use std::cell::{Cell, RefCell};
 
+use sched_lb_policy::avg_load;
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
 use sched_lb_policy::detach_load::should_skip;
 use sched_lb_policy::idle_cpus::{is_balanced, IdleCpusFlags};
@@ -40,7 +41,6 @@ use sched_lb_policy::sis_select::IdleView;
 use sched_lb_policy::sparsemask;
 use sched_lb_policy::steal::StealOutcome;
 use sched_lb_policy::steal_chain::{self, StealArgs};
-use sched_lb_policy::avg_load;
 
 /// xorshift64*: seeded, so a failure names the input that made it.
 struct Rng(u64);
@@ -117,7 +117,11 @@ fn seed() -> u64 {
 /// Runs `one` `iters()` times with a fresh stream per hook.
 fn fuzz(hook: &str, mut one: impl FnMut(&mut Rng)) {
     let n = iters();
-    let mut rng = Rng(seed() ^ hook.bytes().fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b)) | 1);
+    let mut rng = Rng(seed()
+        ^ hook
+            .bytes()
+            .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b))
+        | 1);
     for _ in 0..n {
         one(&mut rng);
     }
@@ -230,8 +234,7 @@ impl Machine {
         let smt = 1 + r.below(4) as u32;
         let nbits = smt * (1 + r.below(64) as u32);
         let nwords = nbits.div_ceil(64) as usize;
-        let (mut span, mut cpus, mut cores) =
-            (vec![0; nwords], vec![0; nwords], vec![0; nwords]);
+        let (mut span, mut cpus, mut cores) = (vec![0; nwords], vec![0; nwords], vec![0; nwords]);
         let mut sib = Vec::new();
         let mut idle = Vec::new();
         let dense = r.below(4);
@@ -374,7 +377,11 @@ fn sis_select_and_account() {
         let (cost, wake, time, loops) = (r.u64e(), r.u64e(), r.u64e(), r.u32e());
         let once = r.bool();
         let d = sis_chain::account(cost, wake, time, loops, once);
-        let sample = if loops > 0 { time / u64::from(loops) } else { cost };
+        let sample = if loops > 0 {
+            time / u64::from(loops)
+        } else {
+            cost
+        };
         assert!(
             (cost.min(sample)..=cost.max(sample)).contains(&d.avg_scan_cost_ns),
             "cost {cost} time {time} loops {loops} -> {d:?}"
@@ -444,9 +451,16 @@ fn steal() {
         seen.dedup();
         assert_eq!(seen.len(), asked.len(), "a victim asked twice: {asked:?}");
         for &(v, _) in &asked {
-            assert!(v != this && bit(&llc, v), "asked {v}, not another CPU of the LLC");
+            assert!(
+                v != this && bit(&llc, v),
+                "asked {v}, not another CPU of the LLC"
+            );
         }
-        assert!(asked.len() < n as usize, "{} asks in an LLC of {n}", asked.len());
+        assert!(
+            asked.len() < n as usize,
+            "{} asks in an LLC of {n}",
+            asked.len()
+        );
         assert_eq!(res.attempts as usize, asked.len());
         // The reported CPU is the one that gave a task, if the last did.
         let stolen = asked.last().filter(|&&(_, o)| o == StealOutcome::Stolen);

@@ -249,7 +249,11 @@ mod tests {
     #[test]
     fn names_are_kunit_flags_plus_sis_util() {
         let series: Vec<&str> = include_str!("../../../kunit/flags").lines().collect();
-        let ours: Vec<&str> = FLAG_NAMES.iter().copied().filter(|&n| n != "SIS_UTIL").collect();
+        let ours: Vec<&str> = FLAG_NAMES
+            .iter()
+            .copied()
+            .filter(|&n| n != "SIS_UTIL")
+            .collect();
         assert_eq!(ours, series);
         assert!(FLAG_NAMES.contains(&"SIS_UTIL"));
         for name in FLAG_NAMES {
