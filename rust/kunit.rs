@@ -120,7 +120,11 @@ macro_rules! kunit_unsafe_test_suite {
                 let name = core::stringify!($name).as_bytes();
                 // The last byte stays 0, the terminator.
                 if name.len() >= s.name.len() {
-                    panic!(concat!("suite name `", core::stringify!($name), "` is too long"));
+                    panic!(concat!(
+                        "suite name `",
+                        core::stringify!($name),
+                        "` is too long"
+                    ));
                 }
                 let mut i = 0;
                 while i < name.len() {

@@ -60,10 +60,7 @@ static SMT2_SIBLINGS: [[u64; 1]; 8] = [
     [0xc0],
 ];
 
-extern "C" fn smt2_mask(
-    _args: *const bindings::sched_lb_sis_args,
-    cpu: c_int,
-) -> *const usize {
+extern "C" fn smt2_mask(_args: *const bindings::sched_lb_sis_args, cpu: c_int) -> *const usize {
     let i = usize::try_from(cpu).unwrap_or(0) % 8;
     SMT2_SIBLINGS[i].as_ptr().cast()
 }
@@ -71,10 +68,7 @@ extern "C" fn smt2_mask(
 /// SMT4 x 2 cores: {0..3} {4..7}.
 static SMT4_SIBLINGS: [[u64; 1]; 2] = [[0x0f], [0xf0]];
 
-extern "C" fn smt4_mask(
-    _args: *const bindings::sched_lb_sis_args,
-    cpu: c_int,
-) -> *const usize {
+extern "C" fn smt4_mask(_args: *const bindings::sched_lb_sis_args, cpu: c_int) -> *const usize {
     let i = usize::try_from(cpu).unwrap_or(0) % 8 / 4;
     SMT4_SIBLINGS[i].as_ptr().cast()
 }
