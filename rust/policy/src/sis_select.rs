@@ -220,7 +220,12 @@ where
                 found_idle_core: true,
             };
         }
-        if best.is_none_or(|(b, _)| busy < b) {
+        // Not `is_none_or`: the kernel's clippy holds 6.12's MSRV, 1.78.
+        let fewer_busy = match best {
+            None => true,
+            Some((b, _)) => busy < b,
+        };
+        if fewer_busy {
             best = Some((busy, cpu));
         }
     }
