@@ -40,7 +40,7 @@ pub struct Conservation {
 }
 
 /// What the checker found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ConservationReport {
     /// Idle CPU time while some CPU had a waiting task, ns.
     pub wasted_cpu_ns: u64,

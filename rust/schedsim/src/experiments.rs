@@ -655,20 +655,21 @@ pub fn run_named(name: &str, opts: &Opts) -> Result<String, String> {
 
 /// `schedsim experiment NAME|all [--plot-dir DIR] [--quick]`.
 pub fn cli(args: &[String]) -> Result<(), String> {
+    use lexopt::Arg::{Long, Short, Value};
     let mut opts = Opts::default();
     let mut name = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--plot-dir" => {
-                i += 1;
-                opts.plot_dir = Some(args.get(i).cloned().ok_or("--plot-dir needs a value")?);
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("plot-dir") => {
+                let v = p.value().map_err(|_| "--plot-dir needs a value")?;
+                opts.plot_dir = Some(v.into_string().map_err(|_| "--plot-dir: not UTF-8")?);
             }
-            "--quick" => opts.quick = true,
-            a if a.starts_with("--") => return Err(format!("unknown argument '{a}'")),
-            a => name = Some(a.to_string()),
+            Long("quick") => opts.quick = true,
+            Long(a) => return Err(format!("unknown argument '--{a}'")),
+            Short(c) => return Err(format!("unknown argument '-{c}'")),
+            Value(v) => name = Some(v.to_string_lossy().into_owned()),
         }
-        i += 1;
     }
     let name = name.ok_or_else(|| format!("experiment needs a name: {}, all", NAMES.join(", ")))?;
     let list: Vec<&str> = if name == "all" {

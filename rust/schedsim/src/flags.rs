@@ -142,7 +142,8 @@ impl Flags {
 }
 
 /// Which levels carry `SD_PREFER_SIBLING`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PreferSibling {
     /// 6.12 `sd_init()`: every level but NUMA.
     All,
@@ -152,7 +153,7 @@ pub enum PreferSibling {
 }
 
 /// Per-domain values the kernel exposes in debugfs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Knobs {
     /// `busy_factor` of every domain (6.12: 16; v5.9: 32).
     pub busy_factor: u32,

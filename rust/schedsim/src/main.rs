@@ -42,7 +42,16 @@ struct RunArgs {
     progress: bool,
 }
 
+/// The next value of option `name`, as a string.
+fn value(p: &mut lexopt::Parser, name: &str) -> Result<String, String> {
+    p.value()
+        .map_err(|_| format!("{name} needs a value"))?
+        .into_string()
+        .map_err(|_| format!("{name}: the value is not UTF-8"))
+}
+
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
+    use lexopt::Arg::{Long, Short, Value};
     let mut r = RunArgs {
         topology: None,
         workload: None,
@@ -54,28 +63,26 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         plot: None,
         progress: true,
     };
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        let mut val = || -> Result<String, String> {
-            i += 1;
-            args.get(i)
-                .cloned()
-                .ok_or_else(|| format!("{a} needs a value"))
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        let name = match &arg {
+            Long(n) => format!("--{n}"),
+            Short(c) => format!("-{c}"),
+            Value(v) => return Err(format!("unknown argument '{}'", v.to_string_lossy())),
         };
-        match a {
-            "--topology" => r.topology = Some(val()?),
-            "--workload" => r.workload = Some(val()?),
-            "--flags" => r.flags.apply(&val()?)?,
-            "--knobs" => r.knobs.apply(&val()?)?,
+        match name.as_str() {
+            "--topology" => r.topology = Some(value(&mut p, &name)?),
+            "--workload" => r.workload = Some(value(&mut p, &name)?),
+            "--flags" => r.flags.apply(&value(&mut p, &name)?)?,
+            "--knobs" => r.knobs.apply(&value(&mut p, &name)?)?,
             "--seed" => {
-                let v = val()?;
+                let v = value(&mut p, &name)?;
                 r.seed = v
                     .parse()
                     .map_err(|_| format!("bad --seed '{v}': expected a number"))?;
             }
             "--duration-ms" => {
-                let v = val()?;
+                let v = value(&mut p, &name)?;
                 r.duration_ms = v
                     .parse()
                     .ok()
@@ -83,17 +90,16 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
                     .ok_or_else(|| format!("bad --duration-ms '{v}': expected 1..=3600000"))?;
             }
             "--format" => {
-                r.json = match val()?.as_str() {
+                r.json = match value(&mut p, &name)?.as_str() {
                     "json" => true,
                     "table" => false,
                     other => return Err(format!("bad --format '{other}': expected table or json")),
                 }
             }
-            "--plot" => r.plot = Some(val()?),
+            "--plot" => r.plot = Some(value(&mut p, &name)?),
             "--no-progress" => r.progress = false,
             other => return Err(format!("unknown argument '{other}'")),
         }
-        i += 1;
     }
     Ok(r)
 }

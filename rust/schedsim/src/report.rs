@@ -2,99 +2,90 @@
 
 //! Output: the table, the JSON and the progress bar.
 //!
-//! No kernel code is mirrored. JSON is written by hand (no dependency) with
-//! fixed float precision, so the same run prints the same bytes on every
+//! No kernel code is mirrored. The JSON comes from serde, with floats
+//! rounded to 3 decimals and printed by `serde_json`'s shortest
+//! round-trip formatting, so the same run prints the same bytes on every
 //! machine; the progress bar goes to stderr only, so it never mixes with
 //! results.
 
-use crate::stats::RunResult;
+use crate::conserve::ConservationReport;
+use crate::flags::Knobs;
+use crate::stats::{RunResult, Stats};
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
-
-/// JSON string literal.
-pub fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// A float as the report prints it: 3 decimals.
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// One task in the JSON report.
+#[derive(Serialize)]
+struct JsonTask {
+    id: usize,
+    kind: &'static str,
+    work_ns: u64,
+    migrations: u64,
+    wakeups: u64,
+}
+
+/// The JSON report: the run's identity, its headline numbers, every
+/// counter, the conservation checker's findings and each task.
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    topology: &'a str,
+    nr_cpus: u32,
+    workload: &'a str,
+    flags: &'a str,
+    knobs: &'a Knobs,
+    seed: u64,
+    duration_ns: u64,
+    trace_hash: String,
+    utilisation_pct: f64,
+    min_max_work_pct: f64,
+    messages_per_s: f64,
+    stats: &'a Stats,
+    conservation: &'a ConservationReport,
+    tasks: Vec<JsonTask>,
+}
+
 /// The run as one JSON object.
 pub fn to_json(r: &RunResult) -> String {
-    let mut o = String::new();
-    o.push_str("{\n");
-    let _ = writeln!(o, "  \"topology\": {},", json_str(&r.topology));
-    let _ = writeln!(o, "  \"nr_cpus\": {},", r.nr_cpus);
-    let _ = writeln!(o, "  \"workload\": {},", json_str(&r.workload));
-    let _ = writeln!(o, "  \"flags\": {},", json_str(&r.flags));
-    let _ = writeln!(
-        o,
-        "  \"knobs\": {{\"busy_factor\": {}, \"imbalance_pct_above_llc\": {}, \"prefer_sibling\": {}, \"active_balance_v5_9\": {}}},",
-        r.knobs.busy_factor,
-        r.knobs.imbalance_pct_above_llc,
-        json_str(match r.knobs.prefer_sibling {
-            crate::flags::PreferSibling::All => "all",
-            crate::flags::PreferSibling::SmtOnly => "smt-only",
-        }),
-        r.knobs.active_balance_v5_9
-    );
-    let _ = writeln!(o, "  \"seed\": {},", r.seed);
-    let _ = writeln!(o, "  \"duration_ns\": {},", r.duration_ns);
-    let _ = writeln!(o, "  \"trace_hash\": \"{:016x}\",", r.trace_hash);
-    let _ = writeln!(o, "  \"utilisation_pct\": {:.3},", r.utilisation_pct());
-    let _ = writeln!(
-        o,
-        "  \"min_max_work_pct\": {:.3},",
-        r.min_max_ratio_pct(None)
-    );
-    let _ = writeln!(o, "  \"messages_per_s\": {:.1},", r.messages_per_s());
-    o.push_str("  \"stats\": {");
-    let f = r.stats.fields();
-    for (i, (k, v)) in f.iter().enumerate() {
-        let _ = write!(o, "{}\"{k}\": {v}", if i == 0 { "" } else { ", " });
-    }
-    o.push_str("},\n");
-    let c = &r.conservation;
-    let _ = writeln!(
-        o,
-        "  \"conservation\": {{\"wasted_cpu_ns\": {}, \"violation_ns\": {}, \"episodes\": {}, \"episodes_over_1ms\": {}, \"episodes_over_100ms\": {}, \"worst_ns\": {}, \"worst_start_ns\": {}, \"worst_idle_cpus\": {}}},",
-        c.wasted_cpu_ns,
-        c.violation_ns,
-        c.episodes,
-        c.episodes_over_1ms,
-        c.episodes_over_100ms,
-        c.worst_ns,
-        c.worst_start_ns,
-        json_str(&c.worst_idle_cpus)
-    );
-    o.push_str("  \"tasks\": [\n");
-    for (i, t) in r.tasks.iter().enumerate() {
-        let _ = writeln!(
-            o,
-            "    {{\"id\": {i}, \"kind\": {}, \"work_ns\": {}, \"migrations\": {}, \"wakeups\": {}}}{}",
-            json_str(t.kind),
-            t.work_ns,
-            t.migrations,
-            t.wakeups,
-            if i + 1 == r.tasks.len() { "" } else { "," }
-        );
-    }
-    o.push_str("  ]\n}\n");
+    let run = JsonRun {
+        topology: &r.topology,
+        nr_cpus: r.nr_cpus,
+        workload: &r.workload,
+        flags: &r.flags,
+        knobs: &r.knobs,
+        seed: r.seed,
+        duration_ns: r.duration_ns,
+        trace_hash: format!("{:016x}", r.trace_hash),
+        utilisation_pct: round3(r.utilisation_pct()),
+        min_max_work_pct: round3(r.min_max_ratio_pct(None)),
+        messages_per_s: (r.messages_per_s() * 10.0).round() / 10.0,
+        stats: &r.stats,
+        conservation: &r.conservation,
+        tasks: r
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(id, t)| JsonTask {
+                id,
+                kind: t.kind,
+                work_ns: t.work_ns,
+                migrations: t.migrations,
+                wakeups: t.wakeups,
+            })
+            .collect(),
+    };
+    // Serializing plain structs of numbers and strings cannot fail.
+    let mut o = serde_json::to_string_pretty(&run).unwrap_or_default();
+    o.push('\n');
     o
 }
 
@@ -208,14 +199,4 @@ pub fn progress(pct: u64) {
 pub fn progress_done() {
     let mut e = std::io::stderr();
     let _ = writeln!(e, "\r[{}] 100%", "#".repeat(20));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(json_str("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
-    }
 }

@@ -11,7 +11,7 @@ use crate::conserve::ConservationReport;
 use crate::flags::Knobs;
 
 /// Event counters.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Stats {
     /// Context switches.
     pub context_switches: u64,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! SVG plots of a run, written by hand: each task's cumulative work over
-//! time, and each CPU's occupancy over time.
+//! SVG plots of a run, drawn with `plotters` (its SVG backend only): each
+//! task's cumulative work over time, and each CPU's occupancy over time.
 //!
 //! No kernel code is mirrored. The top panel is what Guittot's rt-app
 //! measurement looks at (fair sharing shows as a bundle of parallel lines,
@@ -9,19 +9,35 @@
 //! cell next to a CPU with queued tasks is a conservation violation).
 
 use crate::stats::RunResult;
-use std::fmt::Write as _;
+use plotters::prelude::*;
 
-const W: f64 = 900.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP_H: f64 = 260.0;
-const BOT_H: f64 = 260.0;
+const W: u32 = 900;
+const PANEL_H: u32 = 330;
+/// At most this many task lines: beyond it the panel is a solid band.
 const MAX_LINES: usize = 64;
+/// Occupancy shades: five steps merge neighbouring cells and keep the file
+/// small.
+const SHADES: f64 = 4.0;
+const QUEUED: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 
-fn colour(i: usize, n: usize) -> String {
-    // Evenly spaced hues; fixed format so output is byte-identical.
-    let h = (i as f64 * 360.0 / n.max(1) as f64) % 360.0;
-    format!("hsl({h:.0},70%,40%)")
+/// Task `i` of `n`: evenly spaced hues.
+fn colour(i: usize, n: usize) -> HSLColor {
+    HSLColor(i as f64 / n.max(1) as f64, 0.7, 0.4)
+}
+
+/// A CPU's cell over one sample interval: red with 2+ runnable at the
+/// sample, else blue as dark as the CPU was busy.
+fn cell(busy_frac: f64, queued: bool) -> (u8, RGBColor) {
+    if queued {
+        return (u8::MAX, QUEUED);
+    }
+    let step = (busy_frac.clamp(0.0, 1.0) * SHADES).round() as u8;
+    let (r, g, b) = HSLColor(215.0 / 360.0, 0.7, 1.0 - 0.15 * f64::from(step)).rgb();
+    (step, RGBColor(r, g, b))
+}
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    format!("cannot draw the plot: {e}")
 }
 
 /// Renders the plot, or explains why there is nothing to draw.
@@ -30,150 +46,96 @@ pub fn render(r: &RunResult) -> Result<String, String> {
     if tl.t_ns.len() < 2 {
         return Err("no timeline samples in this run (set samples > 0)".into());
     }
-    let t_end = *tl.t_ns.last().unwrap_or(&1) as f64;
-    let pw = W - LEFT - RIGHT;
-    let x = |t: u64| LEFT + pw * t as f64 / t_end.max(1.0);
-    let mut o = String::new();
-    let height = 40.0 + TOP_H + 60.0 + BOT_H + 40.0;
-    let _ = writeln!(
-        o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W:.0}\" height=\"{height:.0}\" font-family=\"sans-serif\" font-size=\"12\">"
-    );
-    let _ = writeln!(o, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    let title = r.title();
-    let _ = writeln!(
-        o,
-        "<text x=\"{LEFT}\" y=\"20\" font-size=\"14\">{}</text>",
-        esc(&title)
-    );
+    let ms = |t: u64| t as f64 / 1e6;
+    let t_end = ms(*tl.t_ns.last().unwrap_or(&1)).max(1e-6);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, 2 * PANEL_H)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(&r.title(), ("sans-serif", 14)).map_err(err)?;
+        let (top, bottom) = root.split_vertically(PANEL_H - 20);
 
-    // Top panel: cumulative work per task.
-    let y0 = 40.0;
-    let max_work = tl
-        .work_ns
-        .last()
-        .and_then(|w| w.iter().max().copied())
-        .unwrap_or(1)
-        .max(1) as f64;
-    let _ = writeln!(
-        o,
-        "<rect x=\"{LEFT}\" y=\"{y0}\" width=\"{pw}\" height=\"{TOP_H}\" fill=\"none\" stroke=\"#888\"/>"
-    );
-    let _ = writeln!(
-        o,
-        "<text x=\"{LEFT}\" y=\"{:.0}\">work done per task (ms), min/max {:.1}%</text>",
-        y0 - 4.0,
-        r.min_max_ratio_pct(None)
-    );
-    let _ = writeln!(
-        o,
-        "<text x=\"4\" y=\"{:.0}\">{:.0}</text><text x=\"4\" y=\"{:.0}\">0</text>",
-        y0 + 12.0,
-        max_work / 1e6,
-        y0 + TOP_H
-    );
-    let ntasks = tl.work_ns.first().map_or(0, |w| w.len());
-    // At most 64 lines: beyond that the panel is a solid band anyway.
-    let stride = ntasks.div_ceil(MAX_LINES).max(1);
-    if stride > 1 {
-        let _ = writeln!(
-            o,
-            "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">every {stride}th of {ntasks} tasks</text>",
-            W - RIGHT,
-            y0 - 4.0
+        // Top panel: cumulative work per task.
+        let max_work = ms(tl
+            .work_ns
+            .last()
+            .and_then(|w| w.iter().max().copied())
+            .unwrap_or(1)
+            .max(1));
+        let ntasks = tl.work_ns.first().map_or(0, |w| w.len());
+        let stride = ntasks.div_ceil(MAX_LINES).max(1);
+        let mut caption = format!(
+            "work done per task (ms), min/max {:.1}%",
+            r.min_max_ratio_pct(None)
         );
-    }
-    for task in (0..ntasks).step_by(stride) {
-        let mut pts = String::new();
-        for (s, t) in tl.t_ns.iter().enumerate() {
-            let w = tl.work_ns[s].get(task).copied().unwrap_or(0) as f64;
-            let _ = write!(
-                pts,
-                "{:.1},{:.1} ",
-                x(*t),
-                y0 + TOP_H - TOP_H * w / max_work
-            );
+        if stride > 1 {
+            caption.push_str(&format!(", every {stride}th of {ntasks} tasks"));
         }
-        let _ = writeln!(
-            o,
-            "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1\" points=\"{}\"/>",
-            colour(task, ntasks),
-            pts.trim_end()
-        );
-    }
+        let mut work = ChartBuilder::on(&top)
+            .caption(caption, ("sans-serif", 12))
+            .margin(8)
+            .x_label_area_size(20)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0f64..t_end, 0f64..max_work)
+            .map_err(err)?;
+        work.configure_mesh().disable_mesh().draw().map_err(err)?;
+        for task in (0..ntasks).step_by(stride) {
+            let points = tl
+                .t_ns
+                .iter()
+                .zip(&tl.work_ns)
+                .map(|(&t, w)| (ms(t), ms(w.get(task).copied().unwrap_or(0))));
+            work.draw_series(LineSeries::new(points, &colour(task, ntasks)))
+                .map_err(err)?;
+        }
 
-    // Bottom panel: CPU occupancy per sample interval.
-    let y1 = y0 + TOP_H + 60.0;
-    let n = r.nr_cpus.max(1) as usize;
-    let row = BOT_H / n as f64;
-    let _ = writeln!(
-        o,
-        "<text x=\"{LEFT}\" y=\"{:.0}\">CPU occupancy (white idle, blue busy, red: 2+ runnable at the sample)</text>",
-        y1 - 4.0
-    );
-    for cpu in 0..n {
-        let yy = y1 + row * cpu as f64;
-        let mut run_start = 0usize;
-        let mut run_fill = String::new();
+        // Bottom panel: CPU occupancy per sample interval, CPU 0 on top,
+        // neighbouring cells of one shade merged into one rectangle.
+        let n = r.nr_cpus.max(1);
+        let mut occ = ChartBuilder::on(&bottom)
+            .caption(
+                "CPU occupancy (white idle, blue busy, red: 2+ runnable at the sample)",
+                ("sans-serif", 12),
+            )
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0f64..t_end, f64::from(n)..0f64)
+            .map_err(err)?;
+        occ.configure_mesh()
+            .disable_mesh()
+            .x_desc("ms simulated")
+            .y_desc("CPU")
+            .draw()
+            .map_err(err)?;
         let cells = tl.t_ns.len() - 1;
-        for s in 0..=cells {
-            let fill = if s < cells {
-                let dt = tl.t_ns[s + 1].saturating_sub(tl.t_ns[s]).max(1);
-                let busy = tl.busy_ns[s + 1][cpu].saturating_sub(tl.busy_ns[s][cpu]);
-                let frac = (busy as f64 / dt as f64).clamp(0.0, 1.0);
-                if tl.nr_running[s + 1][cpu] >= 2 {
-                    "#d62728".to_string()
-                } else {
-                    // Five shades: merges neighbouring cells, keeps files small.
-                    let step = (frac * 4.0).round();
-                    let l = 100.0 - 15.0 * step;
-                    format!("hsl(215,70%,{l:.0}%)")
+        let mut rects = Vec::new();
+        for cpu in 0..n as usize {
+            let mut run: Option<(usize, (u8, RGBColor))> = None;
+            for s in 0..=cells {
+                let this = (s < cells).then(|| {
+                    let dt = tl.t_ns[s + 1].saturating_sub(tl.t_ns[s]).max(1);
+                    let busy = tl.busy_ns[s + 1][cpu].saturating_sub(tl.busy_ns[s][cpu]);
+                    cell(busy as f64 / dt as f64, tl.nr_running[s + 1][cpu] >= 2)
+                });
+                match (run, this) {
+                    (Some((_, a)), Some(b)) if a.0 == b.0 => {}
+                    _ => {
+                        if let Some((start, (_, c))) = run {
+                            let y = cpu as f64;
+                            rects.push(Rectangle::new(
+                                [(ms(tl.t_ns[start]), y), (ms(tl.t_ns[s]), y + 1.0)],
+                                c.filled(),
+                            ));
+                        }
+                        run = this.map(|c| (s, c));
+                    }
                 }
-            } else {
-                String::new()
-            };
-            if s == 0 {
-                run_fill = fill;
-                continue;
-            }
-            if fill != run_fill {
-                let xa = x(tl.t_ns[run_start]);
-                let xb = x(tl.t_ns[s]);
-                let _ = writeln!(
-                    o,
-                    "<rect x=\"{xa:.1}\" y=\"{yy:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{run_fill}\"/>",
-                    (xb - xa).max(0.1),
-                    row.max(0.5)
-                );
-                run_start = s;
-                run_fill = fill;
             }
         }
+        occ.draw_series(rects).map_err(err)?;
+        root.present().map_err(err)?;
     }
-    let _ = writeln!(
-        o,
-        "<rect x=\"{LEFT}\" y=\"{y1}\" width=\"{pw}\" height=\"{BOT_H}\" fill=\"none\" stroke=\"#888\"/>"
-    );
-    let _ = writeln!(
-        o,
-        "<text x=\"4\" y=\"{:.0}\">CPU 0</text><text x=\"4\" y=\"{:.0}\">CPU {}</text>",
-        y1 + 12.0,
-        y1 + BOT_H,
-        n - 1
-    );
-    let yb = y1 + BOT_H + 20.0;
-    let _ = writeln!(
-        o,
-        "<text x=\"{LEFT}\" y=\"{yb:.0}\">0 ms</text><text x=\"{:.0}\" y=\"{yb:.0}\" text-anchor=\"end\">{:.0} ms simulated</text>",
-        W - RIGHT,
-        t_end / 1e6
-    );
-    o.push_str("</svg>\n");
-    Ok(o)
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    out.push('\n');
+    Ok(out)
 }
