@@ -12,7 +12,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks schedsim schedsim-bench \
-	cargo-test script-test checkpatch check-series check-configs fuzz fmt clean distclean
+	cargo-test script-test checkpatch check-series check-configs check-apply fuzz fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -20,10 +20,11 @@ help:
 	@echo "make setup         install packages, rust-src, bindgen-cli"
 	@echo "make kernel        unpack linux-source-6.12, git am patches/, build"
 	@echo "make module        build sched_lb_rs.ko against KDIR"
-	@echo "make check-series  build the kernel after each patch (bisectability)"
+	@echo "make check-series  build the kernel after each patch (bisectability; HOOKS=n: kernel/sched/ with the hooks off)"
+	@echo "make check-apply   git am the series onto the pinned and the oldest archived linux-source-6.12 (VERSIONS=...)"
 	@echo "make check-configs kernel/sched/ in 7 configs, stock vs series (CONFIGS=...)"
 	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
-	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1)"
+	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1 CONTROL=1)"
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
 	@echo "make fuzz          10^7 inputs per hook across the C/Rust boundary (~2 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
@@ -51,7 +52,7 @@ topologies:
 	@scripts/topologies.sh
 
 stress:
-	@SEED=$(SEED) CYCLES=$(CYCLES) KCSAN=$(KCSAN) scripts/stress.sh
+	@SEED=$(SEED) CYCLES=$(CYCLES) KCSAN=$(KCSAN) CONTROL=$(CONTROL) scripts/stress.sh
 
 mutants:
 	@scripts/mutants.sh
@@ -82,11 +83,14 @@ script-test:
 checkpatch:
 	@scripts/checkpatch.sh
 
+check-apply:
+	@VERSIONS="$(VERSIONS)" scripts/check-apply.sh
+
 check-configs:
 	@CONFIGS="$(CONFIGS)" scripts/check-configs.sh
 
 check-series:
-	@scripts/check-series.sh
+	@HOOKS=$(HOOKS) scripts/check-series.sh
 
 fmt:
 	cargo fmt --all

@@ -44,7 +44,7 @@ use crate::policy::sis_chain::{self, LlcView, SisFlags, SisInput, WakeAvg};
 use crate::policy::sis_select::{bit_is_set, IdleView};
 use crate::policy::steal::StealOutcome;
 use crate::policy::steal_chain::{self, StealArgs};
-use crate::policy::{avg_load, detach_load, sparsemask};
+use crate::policy::{avg_load, avg_load::AvgLoadInput, detach_load, sparsemask};
 
 /// The ABI this module was built against.
 pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
@@ -316,7 +316,8 @@ pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_deta
 }
 
 /// Guittot, "[PATCH 2/4] sched/fair: reduce minimal imbalance threshold"
-/// (2020): the `imbalance_pct` test.
+/// (2020): the `imbalance_pct` test, against v5.9's 125 above the LLC while
+/// `LB_REDUCED_IMBALANCE_PCT` is off.
 ///
 /// # Safety
 ///
@@ -327,8 +328,14 @@ pub(crate) unsafe extern "C" fn avg_load_balanced(
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
     AVG_LOAD.record(
-        avg_load::avg_load_balanced(a.busiest_avg_load, a.local_avg_load, a.imbalance_pct),
-        &[],
+        avg_load::balanced(AvgLoadInput {
+            busiest_avg_load: a.busiest_avg_load,
+            local_avg_load: a.local_avg_load,
+            imbalance_pct: a.imbalance_pct,
+            above_llc: a.above_llc,
+            reduced: a.reduced,
+        }),
+        &[(flag!(LB_REDUCED_IMBALANCE_PCT), a.reduced)],
     )
 }
 

@@ -159,6 +159,8 @@ experiments_of() {
 		echo "fair9_relax flag LB_RELAX_FAILED $spin 9 $spin_ms"
 		echo "fair11_relax flag LB_RELAX_FAILED $spin 11 $spin_ms"
 		[ "$quick" = 1 ] && return
+		# Guittot's 2/4: 11 threads on 2x4, 6 vs 5 across the PKG level.
+		echo "fair11_imbpct flag LB_REDUCED_IMBALANCE_PCT $spin 11 $spin_ms"
 		echo "fair9_busydec flag LB_BUSY_INTERVAL_DEC $spin 9 $spin_ms"
 		echo "fair11_busydec flag LB_BUSY_INTERVAL_DEC $spin 11 $spin_ms"
 		;;

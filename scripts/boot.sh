@@ -50,24 +50,8 @@ if grep -q '^SLB: FAIL' "$log_file"; then
 	grep '^SLB: FAIL' "$log_file" >&2
 	failed=1
 fi
-# BUG: covers KASAN and KCSAN reports, UBSAN: the sanitizer's own.
-# One exception, reported but not failed: a KASAN report taken on the
-# boot CPU inside start_kernel(), before rest_init(), so before any sched
-# domain is built, any hook is reachable or the module exists. Stock
-# 6.12 under QEMU gives one now and then ("wild-memory-access in
-# do_raw_spin_lock" from handle_edge_irq() during identify_boot_cpu();
-# Documentation/testing.rst).
-early=$(awk '/BUG: KASAN/ { b = 1; blk = ""; ln = NR }
-	b { blk = blk "\n" $0 }
-	b && /^==========/ { if (blk ~ / start_kernel\+/) print ln; b = 0 }' "$log_file" | paste -sd'|')
-if [ -n "$early" ]; then
-	warn "guest $name: early-boot KASAN report inside start_kernel() at log line(s) ${early//|/, } (not failed; see Documentation/testing.rst)"
-fi
-if grep -nE 'BUG:|WARNING:|UBSAN:|Oops|general protection fault|INFO: possible|INFO: task .* blocked|possible recursive locking|circular locking dependency|suspicious RCU usage|inconsistent lock state|Kernel panic' "$log_file" |
-	grep -vE "^(${early:-0}):" >&2; then
-	warn "guest $name: kernel splat in the console log (above)"
-	failed=1
-fi
+# Kernel splats (scripts/splats.sh: which reports are excused, and why).
+"$SLB_ROOT/scripts/splats.sh" "$log_file" "guest $name" || failed=1
 
 # Every load of the module runs its KUnit suites again (cycle, hostile):
 # a failing case anywhere in the log fails the run, not only in the first.

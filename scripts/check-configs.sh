@@ -13,7 +13,8 @@
 # minutes (per-directory builds, ccache).
 #   hooks-off   the common fragment, SCHED_LB_HOOKS=n
 #   no-debug    SCHED_DEBUG=n (which SCHED_LB_HOOKS needs: off too)
-#   no-smt      SCHED_SMT=n
+#   no-smt      SCHED_SMT=n, built for arm64: x86 selects SCHED_SMT whenever
+#               SMP is on (def_bool y), arm64 lets it be turned off
 #   offstack    CPUMASK_OFFSTACK=y, NR_CPUS=512 (cpumask_var_t allocated)
 #   no-numa     NUMA=n
 #   hooks-on    the common fragment, SCHED_LB_HOOKS=y (the reference)
@@ -34,7 +35,11 @@ for t in clang ld.lld make nm size; do need_tool "$t"; done
 git -C "$SLB_SRC" rev-parse -q --verify sched-lb-base >/dev/null ||
 	die "$SLB_SRC has no sched-lb-base tag"
 
-stock="$SLB_CACHE/linux-stock"
+# The stock tree's path has the length of $SLB_SRC's (linux-src): the
+# objects carry their source paths as strings (__FILE__), and the fair.o
+# comparison below would otherwise differ by the name alone.
+stock="$SLB_CACHE/linux-ref"
+[ ${#stock} = ${#SLB_SRC} ] || die "stock tree $stock and $SLB_SRC need paths of one length"
 stage "stock tree"
 if [ ! -d "$stock" ]; then
 	git -C "$SLB_SRC" worktree prune
@@ -74,13 +79,20 @@ config() {
 	esac
 }
 
+# arch NAME: the architecture a matrix entry builds for.
+arch() { case $1 in no-smt) echo arm64 ;; *) echo x86_64 ;; esac; }
+
 # build NAME TREE OUT: olddefconfig, then kernel/sched/; warnings to OUT/warnings.
 build() {
-	local name=$1 tree=$2 out=$3 want line
+	local name=$1 tree=$2 out=$3 want line a
+	a=$(arch "$name")
 	mkdir -p "$out"
 	config "$name" > "$out/.config"
-	want=$(grep -E '^CONFIG_(SCHED_LB_HOOKS|SCHED_DEBUG|SCHED_SMT|NUMA|CPUMASK_OFFSTACK|NR_CPUS)=' "$out/.config" || true)
-	(cd "$tree" && kmake O="$out" olddefconfig) > "$out/build.log" 2>&1 ||
+	# The stock tree has no SCHED_LB_HOOKS: Kconfig drops it there.
+	local keep='SCHED_DEBUG|SCHED_SMT|NUMA|CPUMASK_OFFSTACK|NR_CPUS'
+	[ "$tree" = "$stock" ] || keep="SCHED_LB_HOOKS|$keep"
+	want=$(grep -E "^CONFIG_($keep)=" "$out/.config" || true)
+	(cd "$tree" && kmake ARCH="$a" O="$out" olddefconfig) > "$out/build.log" 2>&1 ||
 		{ tail -20 "$out/build.log" >&2; die "$name: olddefconfig failed in $out"; }
 	while read -r line; do
 		[ -n "$line" ] || continue
@@ -90,7 +102,7 @@ build() {
 		esac || die "$name: Kconfig did not keep $line (see $out/.config)"
 	done <<< "$want"
 	# W=0: the warnings every build prints; -k so one error shows them all.
-	(cd "$tree" && kmake O="$out" kernel/sched/) >> "$out/build.log" 2>&1 ||
+	(cd "$tree" && kmake ARCH="$a" O="$out" kernel/sched/) >> "$out/build.log" 2>&1 ||
 		{ grep -E 'error:' "$out/build.log" | head -20 >&2; die "$name: kernel/sched/ failed to build in $out"; }
 	grep -E 'warning:' "$out/build.log" | sed -E "s|$tree/||g; s|:[0-9]+:[0-9]+:|:|" | sort -u > "$out/warnings" || true
 }
@@ -112,17 +124,29 @@ for c in $configs; do
 		bad=1
 	fi
 	if [ "${hooks:-n}" != y ]; then
-		# Without the hooks the series must compile to the stock object.
+		# Without the hooks the series must compile to the stock object:
+		# the same symbols, the same section sizes, or symbol sizes that
+		# differ only as patches/fair-o-accepted lists and explains.
 		sz() { size -A "$1" | awk '$1 ~ /^\.(text|data|rodata|bss)/ { s = s " " $1 "=" $2 } END { print s }'; }
 		syms() { nm --defined-only "$1" | awk '{ print $2, $3 }' | grep -v ' \.L' | sort; }
+		symsz() { nm -S --defined-only "$1" | awk 'NF == 4 { print $4, $2 }' | sort; }
 		a="$d/stock/kernel/sched/fair.o" b="$d/series/kernel/sched/fair.o"
 		if [ "$(sz "$a")" = "$(sz "$b")" ] && [ "$(syms "$a")" = "$(syms "$b")" ]; then
 			msg="$msg, fair.o as stock ($(sz "$b" | tr -s ' ' | cut -c2-))"
 		else
-			diff <(sz "$a" | tr ' ' '\n') <(sz "$b" | tr ' ' '\n') >&2 || true
-			diff <(syms "$a") <(syms "$b") >&2 || true
-			msg="$msg, fair.o DIFFERS from stock (above)"
-			bad=1
+			# "config symbol stock-size series-size" of each changed size.
+			changed=$(join <(symsz "$a") <(symsz "$b") | awk -v c="$c" '$2 != $3 { print c, $1, $2, $3 }')
+			unexplained=$(grep -vxFf <(grep -v '^#' "$SLB_ROOT/patches/fair-o-accepted" | awk 'NF >= 4 { print $1, $2, $3, $4 }') <<< "$changed" || true)
+			other=$(diff <(sz "$a" | tr ' ' '\n' | grep -v '^\.text=') <(sz "$b" | tr ' ' '\n' | grep -v '^\.text=') || true)
+			if [ "$(syms "$a")" = "$(syms "$b")" ] && [ -z "$other" ] && [ -n "$changed" ] && [ -z "$unexplained" ]; then
+				msg="$msg, fair.o as stock but for the sizes patches/fair-o-accepted explains ($(tr '\n' ';' <<< "$changed"))"
+			else
+				diff <(sz "$a" | tr ' ' '\n') <(sz "$b" | tr ' ' '\n') >&2 || true
+				diff <(syms "$a") <(syms "$b") >&2 || true
+				[ -z "$unexplained" ] || printf 'symbol sizes that differ, unexplained:\n%s\n' "$unexplained" >&2
+				msg="$msg, fair.o DIFFERS from stock (above)"
+				bad=1
+			fi
 		fi
 	fi
 	log "$msg"

@@ -137,6 +137,44 @@ expect_fail "stress: bad CYCLES" "CYCLES=0: expected a positive integer" \
 	env CYCLES=0 SEED=1 "$root/scripts/stress.sh"
 expect_fail "stress: bad KCSAN" "KCSAN=yes: expected 1 or nothing" \
 	env KCSAN=yes "$root/scripts/stress.sh"
+expect_fail "stress: bad CONTROL" "CONTROL=yes: expected 1 or nothing" \
+	env CONTROL=yes "$root/scripts/stress.sh"
+expect_fail "check-series: bad HOOKS" "HOOKS=off: expected y or n" \
+	env HOOKS=off "$root/scripts/check-series.sh"
+expect_fail "check-apply: a version the archive does not serve" "VERSIONS: linux-source-6.12 6.12.0-0 is not in the archive" \
+	env VERSIONS=6.12.0-0 "$root/scripts/check-apply.sh"
+expect_fail "check-configs: unknown config" "CONFIGS: unknown config 'nosmt'" \
+	env CONFIGS="hooks-on nosmt" "$root/scripts/check-configs.sh"
+
+# Which kernel reports fail a guest run (scripts/splats.sh), on made-up
+# console logs: a known stock KCSAN race passes, the same title with a
+# frame of the series fails, an unknown race fails, and so does a warning.
+kcsan_report() { # TITLE FRAME
+	printf '%s\n' "==================================================================" \
+		"BUG: KCSAN: $1" "" "read to 0xff of 8 bytes by task 1 on cpu 0:" " $2" "" \
+		"Reported by Kernel Concurrency Sanitizer on:" \
+		"==================================================================" "SLB: done"
+}
+kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "do_nanosleep+0xd3/0x280" > "$tmp/known.log"
+if out=$("$root/scripts/splats.sh" "$tmp/known.log" t 2>&1) &&
+	grep -q "1 KCSAN reports of known stock races" <<< "$out"; then
+	echo "ok - splats: a known stock KCSAN race is counted, not failed"
+	pass=$((pass + 1))
+else
+	echo "not ok - splats: a known stock KCSAN race failed the run"
+	sed 's/^/#   /' <<< "$out"
+	fail=$((fail + 1))
+fi
+kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "sched_lb_steal+0x10/0x80" > "$tmp/ours.log"
+expect_fail "splats: a known title with a frame of the series" "kernel splat in the console log" \
+	"$root/scripts/splats.sh" "$tmp/ours.log" t
+kcsan_report "data-race in sched_balance_rq / sched_balance_rq+0x1/0x2" "sched_balance_rq+0x1/0x2" > "$tmp/new.log"
+expect_fail "splats: an unknown KCSAN race" "BUG: KCSAN: data-race in sched_balance_rq" \
+	"$root/scripts/splats.sh" "$tmp/new.log" t
+printf '%s\n' "WARNING: CPU: 1 PID: 2 at kernel/sched/fair.c:1 f+0x1/0x2" > "$tmp/warn.log"
+expect_fail "splats: a WARNING" "kernel/sched/fair.c:1" "$root/scripts/splats.sh" "$tmp/warn.log" t
+expect_fail "splats: no log" "splats: no log at" "$root/scripts/splats.sh" "$tmp/none.log" t
+
 expect_fail "mutants check without a run" "outcomes.json is missing: run 'make mutants'" \
 	python3 "$root/scripts/mutants.py" check "$tmp/no-mutants.out"
 mkdir -p "$tmp/m.out/hand"

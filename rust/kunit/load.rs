@@ -81,52 +81,72 @@ const fn avg_load_of(tasks: u64, cpus: u64) -> u64 {
     tasks * 1024 * 1024 / (cpus * 1024)
 }
 
-/// `(busiest_avg_load, local_avg_load, imbalance_pct, balanced)`.
+/// `(busiest_avg_load, local_avg_load, imbalance_pct, above_llc, reduced,
+/// balanced)`: the hook's input and answer.
 #[rustfmt::skip]
-static AVG_ROWS: [(u64, u64, u32, bool); 6] = [
+static AVG_ROWS: [(u64, u64, u32, bool, bool, bool); 9] = [
     // 11 threads on 2x4 (6 vs 5, 20% apart): 125 leaves it, 117 balances.
-    (avg_load_of(6, 4), avg_load_of(5, 4), 125, true),
-    (avg_load_of(6, 4), avg_load_of(5, 4), 117, false),
+    (avg_load_of(6, 4), avg_load_of(5, 4), 125, true, true, true),
+    (avg_load_of(6, 4), avg_load_of(5, 4), 117, true, true, false),
+    // LB_REDUCED_IMBALANCE_PCT off: PKG/NUMA test against v5.9's 125 ...
+    (avg_load_of(6, 4), avg_load_of(5, 4), 117, true, false, true),
+    // ... but SMT and LLC domains against their own.
+    (avg_load_of(6, 4), avg_load_of(5, 4), 117, false, false, false),
     // 9 threads on 2x4 (5 vs 4): exactly 25%, at 125's edge.
-    (avg_load_of(5, 4), avg_load_of(4, 4), 125, true),
-    (avg_load_of(5, 4), avg_load_of(4, 4), 117, false),
+    (avg_load_of(5, 4), avg_load_of(4, 4), 125, true, true, true),
+    (avg_load_of(5, 4), avg_load_of(4, 4), 117, true, true, false),
+    (avg_load_of(5, 4), avg_load_of(4, 4), 117, true, false, true),
     // Equal groups are balanced at any pct >= 100.
-    (1024, 1024, 100, true),
+    (1024, 1024, 100, false, true, true),
     // Loads past where the C multiplication would wrap: exact here.
-    (u64::MAX, u64::MAX, 117, true),
+    (u64::MAX, u64::MAX, 117, true, true, true),
 ];
 
+/// The rows through the policy crate's decision, as `hooks.rs` calls it.
 pub(super) extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
-    for &(b, l, pct, balanced) in AVG_ROWS.iter() {
-        let got = avg_load::avg_load_balanced(b, l, pct);
+    for &(b, l, pct, above_llc, reduced, balanced) in AVG_ROWS.iter() {
+        let got = avg_load::balanced(avg_load::AvgLoadInput {
+            busiest_avg_load: b,
+            local_avg_load: l,
+            imbalance_pct: pct,
+            above_llc,
+            reduced,
+        });
         check!(
             "avg_load_imbalance_pct",
             got == balanced,
-            "busiest {} local {} pct {}: got {}",
+            "busiest {} local {} pct {} above_llc {} reduced {}: got {}",
             b,
             l,
             pct,
+            above_llc,
+            reduced,
             got
         );
     }
 }
 
+/// The rows through the kernel's shim and this module's registered hook.
 pub(super) extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
-    for &(b, l, pct, balanced) in AVG_ROWS.iter() {
+    for &(b, l, pct, above_llc, reduced, balanced) in AVG_ROWS.iter() {
         let args = bindings::sched_lb_avg_load_args {
             busiest_avg_load: b,
             local_avg_load: l,
             imbalance_pct: pct,
+            above_llc,
+            reduced,
         };
         // SAFETY: as in `detach_kernel_shim()`.
         let got = unsafe { bindings::sched_lb_test_avg_load_balanced(&args) };
         check!(
             "avg_load_kernel_shim",
             got == balanced,
-            "busiest {} local {} pct {}: got {}",
+            "busiest {} local {} pct {} above_llc {} reduced {}: got {}",
             b,
             l,
             pct,
+            above_llc,
+            reduced,
             got
         );
     }

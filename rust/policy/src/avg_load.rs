@@ -15,9 +15,9 @@
 //! Guittot's fairness series, 2020) lowered `imbalance_pct` from 125 to 117
 //! in `sd_init()`: with 11 threads on 2x4 CPUs the 6-vs-5 split is a 20%
 //! imbalance, under 25% (never balanced, always the same 5 threads favoured)
-//! but over 17%. The rule is unchanged; the constant is per domain and can
-//! be set back to 125 in `/sys/kernel/debug/sched/domains/cpuN/domainM/
-//! imbalance_pct`.
+//! but over 17%. The rule is unchanged; which constant it tests against is
+//! the flag `LB_REDUCED_IMBALANCE_PCT` ([`super::imbalance_pct`]), and
+//! [`balanced()`] chains the two as the kernel's hook asks.
 //!
 //! The C multiplies in `unsigned long` and would wrap for an `avg_load`
 //! above 2^64 / `imbalance_pct`; `avg_load` is bounded far below that
@@ -28,6 +28,30 @@
 /// True if the groups count as balanced by average load.
 pub fn avg_load_balanced(busiest_avg_load: u64, local_avg_load: u64, imbalance_pct: u32) -> bool {
     100 * u128::from(busiest_avg_load) <= u128::from(imbalance_pct) * u128::from(local_avg_load)
+}
+
+/// What the kernel's `avg_load_balanced` hook hands over
+/// (`struct sched_lb_avg_load_args`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvgLoadInput {
+    /// `avg_load` of the busiest group.
+    pub busiest_avg_load: u64,
+    /// `avg_load` of the local group.
+    pub local_avg_load: u64,
+    /// The domain's `imbalance_pct`.
+    pub imbalance_pct: u32,
+    /// The domain is neither an SMT nor an LLC level (PKG, NUMA).
+    pub above_llc: bool,
+    /// `sched_feat(LB_REDUCED_IMBALANCE_PCT)`.
+    pub reduced: bool,
+}
+
+/// The hook's decision: the test above, against the `imbalance_pct` that
+/// `LB_REDUCED_IMBALANCE_PCT` picks ([`super::imbalance_pct`]).
+pub fn balanced(input: AvgLoadInput) -> bool {
+    let pct =
+        super::imbalance_pct::imbalance_pct(input.imbalance_pct, input.above_llc, input.reduced);
+    avg_load_balanced(input.busiest_avg_load, input.local_avg_load, pct)
 }
 
 #[cfg(test)]
@@ -50,6 +74,26 @@ mod tests {
             "125 leaves it alone"
         );
         assert!(!avg_load_balanced(busiest, local, 117), "117 balances it");
+    }
+
+    // The thread's case as the flag A/B: the PKG level of 2x4 (imbalance_pct
+    // 117 in 6.12) balances 6 vs 5 with the flag on, not with it off; the
+    // LLC level is not the one the patch changed.
+    #[test]
+    fn flag_ab_on_11_threads() {
+        let input = |reduced, above_llc| AvgLoadInput {
+            busiest_avg_load: avg_load(6, 4),
+            local_avg_load: avg_load(5, 4),
+            imbalance_pct: 117,
+            above_llc,
+            reduced,
+        };
+        assert!(!balanced(input(true, true)), "on: 117, balance it");
+        assert!(balanced(input(false, true)), "off: v5.9's 125, leave it");
+        assert!(
+            !balanced(input(false, false)),
+            "off at the LLC: its own 117"
+        );
     }
 
     // 9 threads on 2x4 (5 vs 4): 25% apart, balanced by neither... by 125

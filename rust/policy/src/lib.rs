@@ -29,6 +29,7 @@ pub mod avg_load;
 pub mod balance_interval;
 pub mod detach_load;
 pub mod idle_cpus;
+pub mod imbalance_pct;
 pub mod jiffies;
 pub mod newidle_backoff;
 pub mod newidle_streak;

@@ -8,7 +8,7 @@
 //! every value a `u32`/`u64` field can hold, weighted toward 0, 1, the
 //! maxima and powers of two, and random machines for the scans. Each
 //! answer is checked against what the kernel accepts, the
-//! `sched_lb_reject()` sites of the series (patches 0006 to 0013), so a
+//! `sched_lb_reject()` sites of the series (patches 0006 to 0015), so a
 //! rule that the kernel would refuse fails here first:
 //!
 //! - `balance_interval`: in `[1, max_interval_jiffies]`;
@@ -157,7 +157,13 @@ fn bool_hooks() {
         let _ = should_skip(r.u64e(), r.u64e() as i64, r.u32e(), r.u32e(), r.bool());
     });
     fuzz("avg_load_balanced", |r| {
-        let _ = avg_load::avg_load_balanced(r.u64e(), r.u64e(), r.u32e());
+        let _ = avg_load::balanced(avg_load::AvgLoadInput {
+            busiest_avg_load: r.u64e(),
+            local_avg_load: r.u64e(),
+            imbalance_pct: r.u32e(),
+            above_llc: r.bool(),
+            reduced: r.bool(),
+        });
     });
     fuzz("newidle_stop", |r| {
         let _ = stop_at_domain(WalkStep {

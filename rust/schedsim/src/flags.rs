@@ -3,9 +3,8 @@
 //! The `sched_feat` flags of the series, and the per-domain knobs.
 //!
 //! Mirrors the `SCHED_FEAT()` lines the patches add to
-//! `kernel/sched/features.h` (patches 0002 to 0012), with the same
-//! defaults, plus 6.12's own `SIS_UTIL` (on) and the pending `STEAL`
-//! (off, `Documentation/policies/steal.rst`). With every flag at its
+//! `kernel/sched/features.h` (patches 0002 to 0014), with the same
+//! defaults, plus 6.12's own `SIS_UTIL` (on). With every flag at its
 //! default the simulated kernel is stock 6.12.
 //!
 //! Knobs are what the kernel exposes per domain in debugfs rather than as
@@ -22,6 +21,8 @@ pub struct Flags {
     pub balance_idle_llc2: bool,
     /// `LB_RELAX_FAILED` (Guittot 2020 1/4, default on).
     pub lb_relax_failed: bool,
+    /// `LB_REDUCED_IMBALANCE_PCT` (Guittot 2020 2/4, default on).
+    pub lb_reduced_imbalance_pct: bool,
     /// `LB_BUSY_INTERVAL_DEC` (Guittot 2020 3/4, default on).
     pub lb_busy_interval_dec: bool,
     /// `NEWIDLE_BACKOFF` (Low 2013, default off).
@@ -48,6 +49,7 @@ impl Default for Flags {
             balance_idle_cpus: true,
             balance_idle_llc2: false,
             lb_relax_failed: true,
+            lb_reduced_imbalance_pct: true,
             lb_busy_interval_dec: true,
             newidle_backoff: false,
             sd_migration_cost: false,
@@ -66,6 +68,7 @@ pub const FLAG_NAMES: &[&str] = &[
     "BALANCE_IDLE_CPUS",
     "BALANCE_IDLE_LLC2",
     "LB_RELAX_FAILED",
+    "LB_REDUCED_IMBALANCE_PCT",
     "LB_BUSY_INTERVAL_DEC",
     "NEWIDLE_BACKOFF",
     "SD_MIGRATION_COST",
@@ -83,6 +86,7 @@ impl Flags {
             "BALANCE_IDLE_CPUS" => &mut self.balance_idle_cpus,
             "BALANCE_IDLE_LLC2" => &mut self.balance_idle_llc2,
             "LB_RELAX_FAILED" => &mut self.lb_relax_failed,
+            "LB_REDUCED_IMBALANCE_PCT" => &mut self.lb_reduced_imbalance_pct,
             "LB_BUSY_INTERVAL_DEC" => &mut self.lb_busy_interval_dec,
             "NEWIDLE_BACKOFF" => &mut self.newidle_backoff,
             "SD_MIGRATION_COST" => &mut self.sd_migration_cost,

@@ -24,13 +24,14 @@
 use crate::cpumask::CpuMask;
 use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS};
 use crate::topology::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC};
+use sched_lb_policy::avg_load::{self, AvgLoadInput};
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
 use sched_lb_policy::idle_cpus::IdleCpusFlags;
 use sched_lb_policy::newidle_streak;
 use sched_lb_policy::newidle_walk::{stop_at_domain, WalkStep};
 use sched_lb_policy::steal::{StealOutcome, STEAL_MAX_NUMA_NODES};
 use sched_lb_policy::steal_chain::{self, StealArgs};
-use sched_lb_policy::{avg_load, detach_load, idle_cpus, sparsemask};
+use sched_lb_policy::{detach_load, idle_cpus, sparsemask};
 use std::rc::Rc;
 
 /// `enum cpu_idle_type`.
@@ -367,7 +368,13 @@ impl Sim {
                 return None;
             }
             // Guittot's 2/4: the imbalance_pct test, through the policy.
-            if avg_load::avg_load_balanced(busiest.avg_load, local.avg_load, pct) {
+            if avg_load::balanced(AvgLoadInput {
+                busiest_avg_load: busiest.avg_load,
+                local_avg_load: local.avg_load,
+                imbalance_pct: pct,
+                above_llc: dflags & (SD_SHARE_CPUCAPACITY | SD_SHARE_LLC) == 0,
+                reduced: self.cfg.flags.lb_reduced_imbalance_pct,
+            }) {
                 return None;
             }
         }
@@ -857,6 +864,23 @@ mod tests {
         assert_eq!(new.rqs[4].dom[1].nr_balance_failed, 0);
         let cluster = |s: &Sim, lo: u32| (lo..lo + 4).map(|c| s.nr_running(c)).sum::<u32>();
         assert_eq!((cluster(&new, 0), cluster(&new, 4)), (5, 6));
+    }
+
+    /// The same A/B as a policy: with `LB_REDUCED_IMBALANCE_PCT` off, the
+    /// PKG domain keeps its 6.12 imbalance_pct (117) but tests against
+    /// v5.9's 125, so 6 vs 5 stays as it is, failure after failure.
+    #[test]
+    fn six_versus_five_with_the_flag_off() {
+        let mut off = eleven_on_2x4(117);
+        off.cfg.flags.lb_reduced_imbalance_pct = false;
+        for _ in 0..3 {
+            let b = off.balance_rq(4, 1, IdleType::NotIdle);
+            assert_eq!(b.moved, 0);
+            assert_eq!(
+                off.rqs[4].dom[1].nr_balance_failed, 0,
+                "balanced, not failed"
+            );
+        }
     }
 
     /// Only the first CPU of a busy group balances the level above it.

@@ -4,7 +4,7 @@
 //!
 //! Mirrors, much reduced, `kernel/sched/core.c` (`sched_tick()`,
 //! `try_to_wake_up()`, `ttwu_do_activate()`'s `avg_idle` update, SIS_AGE's
-//! `wake_avg` from patch 0011) and `kernel/sched/fair.c` (`update_curr()`,
+//! `wake_avg` from patch 0012) and `kernel/sched/fair.c` (`update_curr()`,
 //! `place_entity()`, `pick_next_task_fair()`, `select_task_rq_fair()`,
 //! `wake_affine()`, `wake_wide()`, `select_idle_sibling()`). The balancer
 //! is in `lb.rs`.
@@ -290,7 +290,7 @@ pub struct LlcShared {
     /// RFC 01's `avg_scan_cost`, ns.
     pub avg_scan_cost_ns: u64,
     /// STEAL's overloaded CPUs of this LLC, sparsemask layout, element
-    /// `cpu - overloaded_base`: the LLC's own lines, as patch 0013 lays
+    /// `cpu - overloaded_base`: the LLC's own lines, as patch 0014 lays
     /// them out. Cells behind an `Rc` because `steal::victims` walks the
     /// mask lazily while the steal it drives moves a task, which writes
     /// the mask (`nr_changed()`), as the kernel's walk over atomics does.
@@ -999,7 +999,7 @@ impl Sim {
             let avg = (rq.avg_idle_ns as i128 + diff / 8).max(0) as u64;
             rq.avg_idle_ns = avg.min(max);
             rq.idle_stamp_ns = 0;
-            // Patch 0011: SIS_AGE's estimate restarts at avg_idle / 2.
+            // Patch 0012: SIS_AGE's estimate restarts at avg_idle / 2.
             rq.wake_stamp = now / NS_PER_JIFFY;
             rq.wake_avg_ns = rq.avg_idle_ns / 2;
         }
@@ -1151,7 +1151,7 @@ impl Sim {
 
     /// `select_idle_sibling()` of 6.12, with the series' policy scan in
     /// place of `select_idle_cpu()` when SIS_PROP or SIS_FOLD asks for it
-    /// (patches 0010 to 0012, `rust/hooks.rs`'s `sis_select`).
+    /// (patches 0011 to 0013, `rust/hooks.rs`'s `sis_select`).
     fn select_idle_sibling(&mut self, t: usize, prev: u32, target: u32, this_cpu: u32) -> u32 {
         self.stats.sis_calls += 1;
         if self.idle(target) {

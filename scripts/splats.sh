@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# splats.sh LOG [WHAT]: fails (exit 1) if the console log LOG holds a kernel
+# splat, printing each; WHAT names the run in messages. scripts/boot.sh runs
+# it on every guest log; tests/scripts.sh on made-up logs.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+log_file=$1 what=${2:-$1}
+[ -r "$log_file" ] || die "splats: no log at $log_file"
+bad=0
+# BUG: covers KASAN and KCSAN reports, UBSAN: the sanitizer's own.
+# One exception, reported but not failed: a KASAN report taken on the
+# boot CPU inside start_kernel(), before rest_init(), so before any sched
+# domain is built, any hook is reachable or the module exists. Stock
+# 6.12 under QEMU gives one now and then ("wild-memory-access in
+# do_raw_spin_lock" from handle_edge_irq() during identify_boot_cpu();
+# Documentation/testing.rst).
+early=$(awk '/BUG: KASAN/ { b = 1; blk = ""; ln = NR }
+	b { blk = blk "\n" $0 }
+	b && /^==========/ { if (blk ~ / start_kernel\+/) print ln; b = 0 }' "$log_file" | paste -sd'|')
+if [ -n "$early" ]; then
+	warn "$what: early-boot KASAN report inside start_kernel() at log line(s) ${early//|/, } (not failed; see Documentation/testing.rst)"
+fi
+# KCSAN reports of known stock races (scripts/guest/kcsan-stock: each
+# title there came in the control run too, without the module and with
+# every flag at its default) are counted, not failed, unless a frame of the
+# report names the series (sched_lb*) or the module.
+known=$(awk -v list="$SLB_ROOT/scripts/guest/kcsan-stock" '
+	BEGIN { while ((getline l < list) > 0) { sub(/[ \t]*#.*/, "", l); if (l != "") ok[l] = 1 } }
+	/BUG: KCSAN: / { t = $0; sub(/.*BUG: KCSAN: /, "", t); gsub(/\+0x[0-9a-f]+\/0x[0-9a-f]+/, "", t)
+		b = 1; ours = 0; ln = NR; next }
+	b && /sched_lb/ { ours = 1 }
+	b && /^==========/ { if ((t in ok) && !ours) print ln; b = 0 }' "$log_file" | paste -sd'|')
+if [ -n "$known" ]; then
+	warn "$what: $(echo "$known" | tr '|' '\n' | wc -l) KCSAN reports of known stock races (not failed; scripts/guest/kcsan-stock):"
+	for l in ${known//|/ }; do sed -n "${l}p" "$log_file"; done | sed 's/+0x[0-9a-f]*\/0x[0-9a-f]*//g' | sort | uniq -c >&2
+fi
+skip="${early:-0}${known:+|$known}"
+if grep -nE 'BUG:|WARNING:|UBSAN:|Oops|general protection fault|INFO: possible|INFO: task .* blocked|possible recursive locking|circular locking dependency|suspicious RCU usage|inconsistent lock state|Kernel panic' "$log_file" |
+	grep -vE "^(${skip}):" >&2; then
+	warn "$what: kernel splat in the console log (above)"
+	bad=1
+fi
+exit $bad
