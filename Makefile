@@ -12,7 +12,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks schedsim schedsim-bench \
-	cargo-test script-test checkpatch check-series check-configs check-apply fuzz fmt clean distclean
+	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
@@ -22,6 +22,7 @@ help:
 	@echo "make module        build sched_lb_rs.ko against KDIR"
 	@echo "make check-series  build the kernel after each patch (bisectability; HOOKS=n: kernel/sched/ with the hooks off)"
 	@echo "make check-apply   git am the series onto the pinned and the oldest archived linux-source-6.12 (VERSIONS=...)"
+	@echo "make check-b4      b4 prep --check on the series (checkpatch as b4 runs it)"
 	@echo "make check-configs kernel/sched/ in 7 configs, stock vs series (CONFIGS=...)"
 	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
 	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1 CONTROL=1)"
@@ -85,6 +86,9 @@ checkpatch:
 
 check-apply:
 	@VERSIONS="$(VERSIONS)" scripts/check-apply.sh
+
+check-b4:
+	@scripts/check-b4.sh
 
 check-configs:
 	@CONFIGS="$(CONFIGS)" scripts/check-configs.sh

@@ -40,7 +40,8 @@ done <<< "$want"
 
 stage "kernel build"
 log "building the $SLB_FLAVOR kernel $(kmake -C "$SLB_SRC" O="$SLB_OUT" kernelrelease 2>/dev/null) (log: $SLB_LOGS/kernel-build.log)"
-if ! kmake O="$SLB_OUT" all > "$SLB_LOGS/kernel-build.log" 2>&1; then
+# shellcheck disable=SC2086 # SLB_KMAKE_FLAGS: words, by design
+if ! kmake O="$SLB_OUT" $SLB_KMAKE_FLAGS all > "$SLB_LOGS/kernel-build.log" 2>&1; then
 	tail -40 "$SLB_LOGS/kernel-build.log" >&2
 	die "kernel build failed; full log in $SLB_LOGS/kernel-build.log"
 fi

@@ -49,7 +49,8 @@ stage_end
 t0=$(date +%s)
 plan="kunit cgroups stress unload" name=stress-$SLB_FLAVOR
 [ -z "$control" ] || plan="cgroups stress" name=$name-control
-SLB_MODULE="$mods/module.ko" SLB_GUEST_MODULES="$mods/nokunit.ko" SLB_STRESS="$seed $cycles $control" \
+SLB_KCSAN_CONTROL=${control:+1} \
+	SLB_MODULE="$mods/module.ko" SLB_GUEST_MODULES="$mods/nokunit.ko" SLB_STRESS="$seed $cycles $control" \
 	SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-5400} \
 	"$SLB_ROOT/scripts/boot.sh" "$name" "$plan" ||
 	die "stress failed: seed $seed, $cycles cycles (repeat: $again)"

@@ -171,6 +171,16 @@ expect_fail "splats: a known title with a frame of the series" "kernel splat in 
 kcsan_report "data-race in sched_balance_rq / sched_balance_rq+0x1/0x2" "sched_balance_rq+0x1/0x2" > "$tmp/new.log"
 expect_fail "splats: an unknown KCSAN race" "BUG: KCSAN: data-race in sched_balance_rq" \
 	"$root/scripts/splats.sh" "$tmp/new.log" t
+if SLB_KCSAN_CONTROL=1 "$root/scripts/splats.sh" "$tmp/new.log" t >/dev/null 2>&1 &&
+	grep -qx '  *1 data-race in sched_balance_rq / sched_balance_rq' "$tmp/new.log.kcsan"; then
+	echo "ok - splats: the control run counts an unlisted KCSAN race"
+	pass=$((pass + 1))
+else
+	echo "not ok - splats: the control run failed on an unlisted KCSAN race, or did not count it"
+	fail=$((fail + 1))
+fi
+expect_fail "splats: the control run still fails a race in the series" "kernel splat in the console log" \
+	env SLB_KCSAN_CONTROL=1 "$root/scripts/splats.sh" "$tmp/ours.log" t
 printf '%s\n' "WARNING: CPU: 1 PID: 2 at kernel/sched/fair.c:1 f+0x1/0x2" > "$tmp/warn.log"
 expect_fail "splats: a WARNING" "kernel/sched/fair.c:1" "$root/scripts/splats.sh" "$tmp/warn.log" t
 expect_fail "splats: no log" "splats: no log at" "$root/scripts/splats.sh" "$tmp/none.log" t
