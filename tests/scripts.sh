@@ -168,6 +168,19 @@ fi
 kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "sched_lb_steal+0x10/0x80" > "$tmp/ours.log"
 expect_fail "splats: a known title with a frame of the series" "kernel splat in the console log" \
 	"$root/scripts/splats.sh" "$tmp/ours.log" t
+# The series only further down the stack (STEAL's steal_from() calling
+# the stock dequeue that races): the stock title stands.
+kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "do_nanosleep+0xd3/0x280" |
+	sed 's|^ do_nanosleep+0xd3/0x280$| do_nanosleep+0xd3/0x280\n sched_lb_steal_from+0x577/0x8b0|' > "$tmp/via.log"
+if out=$("$root/scripts/splats.sh" "$tmp/via.log" t 2>&1) &&
+	grep -q "1 of them with series code further down a stack" <<< "$out"; then
+	echo "ok - splats: a stock race reached through the series is counted apart"
+	pass=$((pass + 1))
+else
+	echo "not ok - splats: a stock race reached through the series"
+	sed 's/^/#   /' <<< "$out"
+	fail=$((fail + 1))
+fi
 kcsan_report "data-race in sched_balance_rq / sched_balance_rq+0x1/0x2" "sched_balance_rq+0x1/0x2" > "$tmp/new.log"
 expect_fail "splats: an unknown KCSAN race" "BUG: KCSAN: data-race in sched_balance_rq" \
 	"$root/scripts/splats.sh" "$tmp/new.log" t
