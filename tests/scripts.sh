@@ -9,22 +9,27 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
 
-# expect_fail NAME PATTERN CMD...: CMD must exit non-zero and print PATTERN.
-expect_fail() {
-	local name=$1 pat=$2
-	shift 2
+# expect WANT NAME PATTERN CMD...: CMD must exit non-zero (WANT=fail) or
+# zero (WANT=pass), and print PATTERN either way.
+expect() {
+	local want=$1 name=$2 pat=$3
+	shift 3
 	local out rc
 	out=$("$@" 2>&1)
 	rc=$?
-	if [ $rc -ne 0 ] && grep -qE "$pat" <<< "$out"; then
-		echo "ok - $name"
-		pass=$((pass + 1))
-	else
-		echo "not ok - $name (rc=$rc)"
-		sed 's/^/#   /' <<< "$out"
-		fail=$((fail + 1))
+	if { [ "$want" = fail ] && [ $rc -ne 0 ]; } || { [ "$want" = pass ] && [ $rc -eq 0 ]; }; then
+		grep -qE "$pat" <<< "$out" && {
+			echo "ok - $name"
+			pass=$((pass + 1))
+			return
+		}
 	fi
+	echo "not ok - $name (rc=$rc)"
+	sed 's/^/#   /' <<< "$out"
+	fail=$((fail + 1))
 }
+expect_fail() { expect fail "$@"; }
+expect_pass() { expect pass "$@"; }
 
 # A fake kernel tree at each stage of readiness.
 mk_kdir() {
@@ -156,15 +161,8 @@ kcsan_report() { # TITLE FRAME
 		"==================================================================" "SLB: done"
 }
 kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "do_nanosleep+0xd3/0x280" > "$tmp/known.log"
-if out=$("$root/scripts/splats.sh" "$tmp/known.log" t 2>&1) &&
-	grep -q "1 KCSAN reports of known stock races" <<< "$out"; then
-	echo "ok - splats: a known stock KCSAN race is counted, not failed"
-	pass=$((pass + 1))
-else
-	echo "not ok - splats: a known stock KCSAN race failed the run"
-	sed 's/^/#   /' <<< "$out"
-	fail=$((fail + 1))
-fi
+expect_pass "splats: a known stock KCSAN race is counted, not failed" "1 KCSAN reports of known stock races" \
+	"$root/scripts/splats.sh" "$tmp/known.log" t
 kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "sched_lb_steal+0x10/0x80" > "$tmp/ours.log"
 expect_fail "splats: a known title with a frame of the series" "kernel splat in the console log" \
 	"$root/scripts/splats.sh" "$tmp/ours.log" t
@@ -172,26 +170,13 @@ expect_fail "splats: a known title with a frame of the series" "kernel splat in 
 # the stock dequeue that races): the stock title stands.
 kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "do_nanosleep+0xd3/0x280" |
 	sed 's|^ do_nanosleep+0xd3/0x280$| do_nanosleep+0xd3/0x280\n sched_lb_steal_from+0x577/0x8b0|' > "$tmp/via.log"
-if out=$("$root/scripts/splats.sh" "$tmp/via.log" t 2>&1) &&
-	grep -q "1 of them with series code further down a stack" <<< "$out"; then
-	echo "ok - splats: a stock race reached through the series is counted apart"
-	pass=$((pass + 1))
-else
-	echo "not ok - splats: a stock race reached through the series"
-	sed 's/^/#   /' <<< "$out"
-	fail=$((fail + 1))
-fi
+expect_pass "splats: a stock race reached through the series is counted apart" \
+	"1 of them with series code further down a stack" "$root/scripts/splats.sh" "$tmp/via.log" t
 kcsan_report "data-race in sched_balance_rq / sched_balance_rq+0x1/0x2" "sched_balance_rq+0x1/0x2" > "$tmp/new.log"
 expect_fail "splats: an unknown KCSAN race" "BUG: KCSAN: data-race in sched_balance_rq" \
 	"$root/scripts/splats.sh" "$tmp/new.log" t
-if SLB_KCSAN_CONTROL=1 "$root/scripts/splats.sh" "$tmp/new.log" t >/dev/null 2>&1 &&
-	grep -qx '  *1 data-race in sched_balance_rq / sched_balance_rq' "$tmp/new.log.kcsan"; then
-	echo "ok - splats: the control run counts an unlisted KCSAN race"
-	pass=$((pass + 1))
-else
-	echo "not ok - splats: the control run failed on an unlisted KCSAN race, or did not count it"
-	fail=$((fail + 1))
-fi
+expect_pass "splats: the control run counts an unlisted KCSAN race" "^ +1 data-race in sched_balance_rq / sched_balance_rq$" \
+	bash -c 'SLB_KCSAN_CONTROL=1 "$1" "$2" t >/dev/null 2>&1 && cat "$2.kcsan"' _ "$root/scripts/splats.sh" "$tmp/new.log"
 expect_fail "splats: the control run still fails a race in the series" "kernel splat in the console log" \
 	env SLB_KCSAN_CONTROL=1 "$root/scripts/splats.sh" "$tmp/ours.log" t
 printf '%s\n' "WARNING: CPU: 1 PID: 2 at kernel/sched/fair.c:1 f+0x1/0x2" > "$tmp/warn.log"
