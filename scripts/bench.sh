@@ -61,14 +61,19 @@ export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
 rm -rf "$out"
 mkdir -p "$out"
 
+# Full runs: 11 alternated runs per state, the first of each dropped as
+# warm-up, so each verdict rests on 10 against 10 (bench_report.py:
+# bootstrap intervals need at least 5 a state).
 if [ "$quick" = 1 ]; then
-	reps=2 spin_ms=1500 pp_ms=1500 hb_loops=30
+	reps=2 warmup=0 spin_ms=1500 pp_ms=1500 hb_loops=30
 	topologies="guittot smt2 numa2"
 else
-	reps=${SLB_BENCH_REPS:-5} spin_ms=4000 pp_ms=3000 hb_loops=80
+	reps=${SLB_BENCH_REPS:-11} warmup=${SLB_BENCH_WARMUP:-1} spin_ms=4000 pp_ms=3000 hb_loops=80
 	topologies=${SLB_BENCH_TOPOLOGIES:-guittot x5472 smt2 smt4 numa2}
 fi
 [ "$hooks" = 1 ] && topologies=smt2
+[[ "$reps" =~ ^[0-9]+$ && "$warmup" =~ ^[0-9]+$ && $warmup -lt $reps ]] ||
+	die "SLB_BENCH_REPS=$reps, SLB_BENCH_WARMUP=$warmup: need whole numbers, fewer warm-up runs than runs"
 
 # The SLB_HOOKS_OFF switches, from the hook table (rust/hooks.rs); the ones
 # that run with every flag at its default are all but these two, which
@@ -212,7 +217,7 @@ for t in $topologies; do
 done
 
 stage "bench: report"
-report=(python3 "$SLB_ROOT/scripts/bench_report.py"
+report=(python3 "$SLB_ROOT/scripts/bench_report.py" --warmup "$warmup"
 	--domains-dir "$out" --md "$out/results.md" --svg-dir "$out/svg")
 [ -f "$out/rule_cost.txt" ] && report+=(--rule-cost "$out/rule_cost.txt")
 if [ "$hooks" = 1 ]; then

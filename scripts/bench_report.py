@@ -9,9 +9,13 @@ after, then "SLB-BENCH-END id state rep t0= t1= rc= out=<workload output>".
 Also the instruction counts of scripts/bench.sh (rule_cost.txt).
 
 Output: a Markdown table of every metric per experiment with the median,
-the min-max spread and the on/off ratio of the medians, flagged where the
-two ranges do not overlap; the same as reST for Documentation/; one SVG
-per topology with the on/off ratio of each experiment's main metric.
+the min-max spread, the on/off ratio of the medians with its bootstrap 95%
+confidence interval and a verdict: "effect" only where the interval
+excludes 1.0, else "none beyond +-X%", X being how far the interval
+reaches, the smallest effect the run could have seen; the same as reST for
+Documentation/; one SVG per topology with the on/off ratio of each
+experiment's main metric and its interval. --warmup N drops each state's
+first N runs (warm-up) before any of this.
 
 Standard library only. Exits non-zero, saying why, when a topology's sched
 domains do not have the expected shape or a run failed.
@@ -20,9 +24,11 @@ domains do not have the expected shape or a run failed.
 import argparse
 import html
 import os
+import random
 import re
 import statistics
 import sys
+import zlib
 
 # /proc/schedstat version 16, domain line: "domainN <mask>", then for each
 # idle type (0 busy, 1 idle, 2 newly idle) lb_count, lb_balanced,
@@ -51,6 +57,12 @@ MAIN_METRIC = {"spin": "work_ratio", "pingpong": "rounds_per_s",
                "hackbench": "time_s"}
 # Fewest runs per state for "ranges apart" to be stated at all.
 MIN_RUNS_APART = 4
+# Fewest runs per state for a confidence interval and a verdict: with
+# fewer, a bootstrap has too few distinct resamples to mean anything.
+MIN_RUNS_CI = 5
+# Bootstrap resamples per interval. Each row's resampling is seeded from
+# its names, so the same logs give the same report.
+BOOTSTRAP_ITERS = 4000
 # Which direction is better for a main metric.
 HIGHER_IS_BETTER = {"work_ratio": True, "rounds_per_s": True,
                     "time_s": False}
@@ -171,6 +183,45 @@ def summarise(vals):
     return statistics.median(vals), min(vals), max(vals)
 
 
+def ratio_ci(off, on, seed, iters=BOOTSTRAP_ITERS, level=0.95):
+    """Percentile bootstrap interval of median(on) / median(off), each state
+    resampled with replacement on its own (the runs of one state are
+    exchangeable; the two states are not paired). None when the off
+    median is 0 in more than a tenth of the resamples."""
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(iters):
+        m_off = statistics.median(rng.choices(off, k=len(off)))
+        if m_off == 0:
+            continue
+        ratios.append(statistics.median(rng.choices(on, k=len(on))) / m_off)
+    if len(ratios) < 0.9 * iters:
+        return None
+    ratios.sort()
+    tail = (1 - level) / 2
+    return ratios[int(tail * len(ratios))], ratios[min(len(ratios) - 1, int((1 - tail) * len(ratios)))]
+
+
+def verdict(ci, n):
+    """"effect" where the interval excludes 1.0; otherwise how large an
+    effect the run could have detected: the interval's reach from 1.0."""
+    if min(n) < MIN_RUNS_CI or ci is None:
+        return f"n<{MIN_RUNS_CI}"
+    lo, hi = ci
+    if lo > 1 or hi < 1:
+        return "effect"
+    return f"none beyond +-{100 * max(1 - lo, hi - 1):.0f}%"
+
+
+def fmt_ci(ci):
+    return "-" if ci is None else f"{fmt(ci[0])}-{fmt(ci[1])}"
+
+
+def drop_warmup(runs, warmup):
+    """The runs without each experiment and state's first `warmup` reps."""
+    return [r for r in runs if r["rep"] >= warmup]
+
+
 def experiments(runs):
     """{id: {"off": [metrics...], "on": [...]}} in first-seen order."""
     exps = {}
@@ -208,17 +259,22 @@ def rows_for(topo, eid, exp):
             clear = None
         else:
             clear = hi_a < lo_b or hi_b < lo_a
+        ci = None
+        if ma and min(len(a), len(b)) >= MIN_RUNS_CI:
+            ci = ratio_ci(a, b, zlib.crc32(f"{topo}/{eid}/{met}".encode()))
         rows.append({"topo": topo, "exp": eid, "metric": met,
                      "off": (ma, lo_a, hi_a), "on": (mb, lo_b, hi_b),
                      "ratio": ratio, "clear": clear, "n": (len(a), len(b)),
+                     "ci": ci, "verdict": verdict(ci, (len(a), len(b))),
                      "main": met == main})
     return rows
 
 
 def svg_plot(topo, rows):
     """Horizontal bars: on/off ratio of each experiment's main metric, with
-    the spread as whiskers (min_on/max_off .. max_on/min_off). None when no
-    experiment has a ratio to show."""
+    its 95% interval as whiskers where there is one (else the spread,
+    min_on/max_off .. max_on/min_off, dashed). None when no experiment has
+    a ratio to show."""
     mains = [r for r in rows if r["main"] and r["ratio"] is not None]
     if not mains:
         return None
@@ -231,7 +287,7 @@ def svg_plot(topo, rows):
         return left + (v - lo_lim) / (hi_lim - lo_lim) * (w - left - 20)
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-           f'<text x="10" y="20" font-size="14">{html.escape(topo)}: on / off, median (bar) and spread (line)</text>',
+           f'<text x="10" y="20" font-size="14">{html.escape(topo)}: on / off, median (bar), 95% interval (line; dashed: spread)</text>',
            f'<line x1="{x(1):.1f}" y1="{top - 8}" x2="{x(1):.1f}" y2="{h - 40}" stroke="#444" stroke-dasharray="4,3"/>']
     for i, r in enumerate(mains):
         y = top + i * bar_h
@@ -240,9 +296,12 @@ def svg_plot(topo, rows):
         x0, x1 = sorted((x(1), x(r["ratio"])))
         out.append(f'<text x="10" y="{y + 16}">{html.escape(r["exp"] + " (" + r["metric"] + ")")}</text>')
         out.append(f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1):.1f}" height="{bar_h - 10}" fill="{color}"/>')
-        if r["off"][1] and r["off"][2]:
+        if r.get("ci"):
+            lo, hi = r["ci"]
+            out.append(f'<line x1="{x(lo):.1f}" y1="{y + 13}" x2="{x(hi):.1f}" y2="{y + 13}" stroke="#000" stroke-width="2"/>')
+        elif r["off"][1] and r["off"][2]:
             lo, hi = r["on"][1] / r["off"][2], r["on"][2] / r["off"][1]
-            out.append(f'<line x1="{x(lo):.1f}" y1="{y + 13}" x2="{x(hi):.1f}" y2="{y + 13}" stroke="#000"/>')
+            out.append(f'<line x1="{x(lo):.1f}" y1="{y + 13}" x2="{x(hi):.1f}" y2="{y + 13}" stroke="#000" stroke-dasharray="3,2"/>')
         out.append(f'<text x="{w - 60}" y="{y + 16}">{r["ratio"]:.3f}</text>')
     for v in (lo_lim, 1.0, hi_lim):
         out.append(f'<text x="{x(v) - 12:.1f}" y="{h - 22}">{v:.2f}</text>')
@@ -261,6 +320,8 @@ def main():
     ap.add_argument("--svg-dir", action="append", default=[], help="where to write the SVGs")
     ap.add_argument("--rst-images", default="results",
                     help="the SVGs' directory as the reST output refers to it (default: results)")
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="runs per experiment and state to drop first (warm-up)")
     ap.add_argument("--made-by", default="make bench",
                     help="the command the reST output names as its source (default: make bench)")
     a = ap.parse_args()
@@ -283,7 +344,7 @@ def main():
         for r in runs:
             if r["rc"] != 0:
                 problems.append(f"{topo}: {r['id']} {r['state']} rep {r['rep']} exited {r['rc']}: {r['out'][:120]}")
-        for eid, exp in experiments(runs).items():
+        for eid, exp in experiments(drop_warmup(runs, a.warmup)).items():
             all_rows += rows_for(topo, eid, exp)
         svg = svg_plot(topo, [r for r in all_rows if r["topo"] == topo])
         if svg and a.svg_dir:
@@ -301,14 +362,14 @@ def main():
             r_ir, c_ir = (rust - none) / iters, (c - none) / iters
             cost.append((rule, r_ir, c_ir, r_ir / c_ir if c_ir else None))
 
-    md = ["| topology | experiment | metric | off: median [min-max] | on: median [min-max] | on/off | ranges apart |",
-          "|---|---|---|---|---|---|---|"]
+    md = ["| topology | experiment | metric | off: median [min-max] | on: median [min-max] | on/off | 95% interval | verdict | ranges apart |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for r in all_rows:
-        md.append("| {} | {} | {} | {} [{}-{}] | {} [{}-{}] | {} | {} |".format(
+        md.append("| {} | {} | {} | {} [{}-{}] | {} [{}-{}] | {} | {} | {} | {} |".format(
             r["topo"], r["exp"], "**" + r["metric"] + "**" if r["main"] else r["metric"],
             fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
             fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]),
-            fmt(r["ratio"]), apart(r["clear"])))
+            fmt(r["ratio"]), fmt_ci(r["ci"]), r["verdict"], apart(r["clear"])))
     if cost:
         md += ["", "| rule | Rust instructions/call | 6.12 C instructions/call | Rust/C |",
                "|---|---|---|---|"]
@@ -325,15 +386,15 @@ def main():
             if topo in plots:
                 rst += [f".. image:: {a.rst_images}/{topo}.svg", f"   :alt: {topo}: on/off ratios", ""]
             rst += [".. csv-table::",
-                    "   :header: experiment, metric, off median, off min-max, on median, on min-max, on/off, ranges apart",
+                    "   :header: experiment, metric, off median, off min-max, on median, on min-max, on/off, 95% interval, verdict, ranges apart",
                     ""]
             for r in all_rows:
                 if r["topo"] != topo:
                     continue
-                rst.append("   {}, {}, {}, {}-{}, {}, {}-{}, {}, {}".format(
+                rst.append("   {}, {}, {}, {}-{}, {}, {}-{}, {}, {}, {}, {}".format(
                     r["exp"], r["metric"], fmt(r["off"][0]), fmt(r["off"][1]), fmt(r["off"][2]),
                     fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]), fmt(r["ratio"]),
-                    apart(r["clear"])))
+                    fmt_ci(r["ci"]), r["verdict"], apart(r["clear"])))
             rst.append("")
         if cost:
             rst += ["Instructions per call (callgrind)", "---------------------------------", "",

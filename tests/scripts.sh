@@ -133,6 +133,26 @@ expect_fail "bench report refuses the wrong sched domains" \
 	"y: cpu0's sched domains are MC:4 PKG:8, the topology needs SMT:2 MC:4 PKG:8" \
 	python3 "$root/scripts/bench_report.py" --domains-dir "$tmp" --md "$tmp/r.md" "y=$tmp/dom.log"
 
+# make bench's verdicts (scripts/bench_report.py): an interval that
+# excludes 1.0 is an effect, one that includes it says how large an effect
+# the runs could have seen, and too few runs give no verdict.
+verdicts() {
+	python3 - "$root/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench_report as b
+off = [100 + i for i in range(10)]
+for name, on in (("same", off), ("30% more", [1.3 * x for x in off]), ("3 runs", None)):
+    if on is None:
+        print(name, b.verdict(b.ratio_ci(off[:3], off[:3], 7), (3, 3)))
+    else:
+        print(name, b.verdict(b.ratio_ci(off, on, 7), (10, 10)))
+PY
+}
+expect_pass "bench verdict: the same runs, no effect beyond a few %" "^same none beyond \+-[1-9]%$" verdicts
+expect_pass "bench verdict: 30% more, an effect" "^30% more effect$" verdicts
+expect_pass "bench verdict: 3 runs a state, no verdict" "^3 runs n<5$" verdicts
+
 # Kernel flavours, the stress step's knobs and the mutants check.
 expect_fail "unknown kernel flavour" "SLB_FLAVOR=bogus: expected test, plain or kcsan" \
 	env SLB_FLAVOR=bogus "$root/scripts/build-kernel.sh"
