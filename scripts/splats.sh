@@ -15,8 +15,9 @@ bad=0
 # boot CPU inside start_kernel(), before rest_init(), so before any sched
 # domain is built, any hook is reachable or the module exists. Stock
 # 6.12 under QEMU gives one now and then ("wild-memory-access in
-# do_raw_spin_lock" from handle_edge_irq() during identify_boot_cpu();
-# Documentation/testing.rst).
+# do_raw_spin_lock" from handle_edge_irq() during identify_boot_cpu():
+# identify_cpu() clears the LA57 bit that KASAN's address check reads under
+# 5-level paging, with interrupts on; Documentation/testing.rst).
 early=$(awk '/BUG: KASAN/ { b = 1; blk = ""; ln = NR }
 	b { blk = blk "\n" $0 }
 	b && /^==========/ { if (blk ~ / start_kernel\+/) print ln; b = 0 }' "$log_file" | paste -sd'|')
