@@ -63,7 +63,7 @@ debian_config() {
 # config NAME: the .config lines of a matrix entry.
 config() {
 	local base
-	base=$(grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" | grep -vE '^CONFIG_(RUST|RUST_OVERFLOW_CHECKS|KUNIT|KUNIT_DEBUGFS)=')
+	base=$(slb_fragment_norust)
 	case $1 in
 	hooks-on) echo "$base" ;;
 	hooks-off) echo "$base" | sed 's/^CONFIG_SCHED_LB_HOOKS=y$/CONFIG_SCHED_LB_HOOKS=n/' ;;

@@ -18,9 +18,7 @@ y)
 n)
 	out=$SLB_CACHE/series-hooks-off target=kernel/sched/
 	fragment() {
-		grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" |
-			grep -vE '^CONFIG_(RUST|RUST_OVERFLOW_CHECKS|KUNIT|KUNIT_DEBUGFS)=' |
-			sed 's/^CONFIG_SCHED_LB_HOOKS=y$/CONFIG_SCHED_LB_HOOKS=n/'
+		slb_fragment_norust | sed 's/^CONFIG_SCHED_LB_HOOKS=y$/CONFIG_SCHED_LB_HOOKS=n/'
 	}
 	;;
 *) die "HOOKS=$HOOKS: expected y or n" ;;

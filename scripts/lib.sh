@@ -82,6 +82,14 @@ kmake() {
 	make -s ARCH=x86_64 LLVM=1 CC="$cc" -j"$SLB_JOBS" "$@"
 }
 
+# The common config fragment (kunit/.kunitconfig) without Rust and KUnit:
+# the base of the kernel/sched/-only builds of make check-configs and
+# make check-series HOOKS=n, which build in minutes without them.
+slb_fragment_norust() {
+	grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" |
+		grep -vE '^CONFIG_(RUST|RUST_OVERFLOW_CHECKS|KUNIT|KUNIT_DEBUGFS)='
+}
+
 # kmake_module SRC LOG KNOB=VALUE...: builds the module in SRC against
 # ${KDIR:-$SLB_OUT} with clippy (CLIPPY=1: clippy-driver compiles, so the
 # object is the one rustc would make), output in LOG. Any warning, from
