@@ -4,8 +4,10 @@
  *
  * Drives the kernel's own shims in kernel/sched/fair.c (exported for KUnit
  * by the series) with each sched_feat setting, so what is checked is the
- * whole path a load balancer takes: C shim -> registered ops table -> Rust
- * rule. Also checks that the registration API refuses what it must.
+ * whole path a load balancer takes: C shim -> ops table -> Rust rule. The
+ * table is the module's KUnit twin of the registered one (rust/hooks.rs:
+ * the same callbacks, counting nothing). Also checks that the
+ * registration API refuses what it must.
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
@@ -15,6 +17,9 @@
 #include <linux/sched/lb_hooks.h>
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+/* rust/hooks.rs */
+extern const struct sched_lb_ops sched_lb_rs_kunit_ops;
 
 static bool idle_cpus_shim(u32 local_idle, u32 busiest_idle, u32 llc_size,
 			   bool balance_idle_cpus, bool balance_idle_llc2)
@@ -27,7 +32,7 @@ static bool idle_cpus_shim(u32 local_idle, u32 busiest_idle, u32 llc_size,
 		.balance_idle_llc2 = balance_idle_llc2,
 	};
 
-	return sched_lb_test_idle_cpus_balanced(&args);
+	return sched_lb_test_idle_cpus_balanced(&sched_lb_rs_kunit_ops, &args);
 }
 
 /*

@@ -25,12 +25,12 @@
 //! - The kernel checks every number it gets back (see the header), so a
 //!   bug here costs a refused answer, not a corrupted runqueue.
 //!
-//! The only state is a pair of statistics counters per hook, published in
-//! debugfs.
+//! The only state is a pair of statistics counters per hook, one of each
+//! per CPU ([`Counter`]), published in debugfs.
 
-use core::ffi::{c_int, CStr};
+use core::ffi::{c_int, c_void, CStr};
 use core::ptr;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use kernel::bindings;
 use kernel::error::to_result;
@@ -59,18 +59,19 @@ struct OpsTable(bindings::sched_lb_ops);
 // pointer in it refers to `'static` data or code.
 unsafe impl Sync for OpsTable {}
 
-/// `Some(callback)`, or `None` where the build left the hook out with
-/// `--cfg NAME` (`SLB_HOOKS_OFF` in `Kbuild`, used only by `make
-/// bench-hooks`); the kernel then runs its stock C at that call site. With
-/// `--cfg slb_hostile` (`SLB_HOSTILE=1`) the callback is the hostile twin
-/// from `crate::hostile`, which answers out of range on purpose.
+/// `Some(callback)`, the counting instance, or `None` where the build left
+/// the hook out with `--cfg NAME` (`SLB_HOOKS_OFF` in `Kbuild`, used only
+/// by `make bench-hooks`); the kernel then runs its stock C at that call
+/// site. With `--cfg slb_hostile` (`SLB_HOSTILE=1`) the callback is the
+/// hostile twin from `crate::hostile`, which answers out of range on
+/// purpose.
 macro_rules! unless_left_out {
     ($left_out:ident, $f:ident) => {
         if cfg!($left_out) {
             None
         } else {
             #[cfg(not(slb_hostile))]
-            let f = $f;
+            let f = $f::<true>;
             #[cfg(slb_hostile)]
             let f = crate::hostile::$f;
             Some(f)
@@ -106,7 +107,7 @@ macro_rules! hook_table {
             pub(crate) static $stats: HookStats = HookStats::new();
             $($(
                 #[doc = concat!("`", stringify!($hook), "/", stringify!($extra), "` in debugfs.")]
-                static $xstat: AtomicU64 = AtomicU64::new(0);
+                static $xstat: Counter = Counter::new();
             )+)?
         )+
 
@@ -119,8 +120,28 @@ macro_rules! hook_table {
             $($hook: unless_left_out!($switch, $hook),)+
         });
 
+        /// The table the KUnit suites ask, through the kernel's test entry
+        /// points (the C suite reaches it by this name): every callback,
+        /// in the instance that counts nothing, so the statistics show the
+        /// scheduler's calls only, and no production call has to ask
+        /// whether a test is running.
+        #[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
+        #[no_mangle]
+        static sched_lb_rs_kunit_ops: OpsTable = OpsTable(bindings::sched_lb_ops {
+            abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
+            size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+            name: c"sched_lb_rs-kunit".as_ptr().cast(),
+            $($hook: Some($hook::<false>),)+
+        });
+
         /// Every hook's name and counters.
         static STATS: &[(&CStr, &HookStats)] = &[$((c_name!(stringify!($hook)), &$stats)),+];
+
+        /// Every counter, for their per-CPU memory.
+        static COUNTERS: &[&[Counter]] = &[
+            $(&$stats.both, $($(core::slice::from_ref(&$xstat),)+)?)+
+            &FLAG_CALLS,
+        ];
 
         impl DebugfsDir {
             /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,<hits>,...}`
@@ -133,8 +154,8 @@ macro_rules! hook_table {
                 }
                 $(
                     let dir = DebugfsDir::create(c_name!(stringify!($hook)), Some(&root));
-                    dir.counter(c"calls", &$stats.calls);
-                    dir.counter(c_name!(stringify!($hits)), &$stats.hits);
+                    dir.counter(c"calls", $stats.calls());
+                    dir.counter(c_name!(stringify!($hits)), $stats.hits());
                     $($(dir.counter(c_name!(stringify!($extra)), &$xstat);)+)?
                 )+
                 root
@@ -155,42 +176,174 @@ hook_table! {
     steal => slb_no_hook_steal, STEAL, tried [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
 }
 
-/// The table this module registers, for the KUnit suites.
+/// The table the KUnit suites ask (see `hook_table!`).
 #[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
-pub(crate) fn ops() -> &'static bindings::sched_lb_ops {
-    &OPS.0
+pub(crate) fn kunit_ops() -> &'static bindings::sched_lb_ops {
+    &sched_lb_rs_kunit_ops.0
+}
+
+// `Counter::add()` is a `this_cpu_add()`: x86-64's `%gs`-relative add.
+#[cfg(not(all(target_arch = "x86_64", CONFIG_SMP)))]
+compile_error!("sched_lb_rs's per-CPU counters are written for x86-64 SMP kernels");
+
+/// A statistics counter with one `u64` per CPU, which only that CPU
+/// writes, summed when debugfs reads it: `sis_select` runs at every wakeup
+/// and `detach_skip` for every candidate task, so a counter in one shared
+/// cache line would bounce between all the CPUs that wake or balance.
+/// Additions wrap, which after 2^64 events is harmless for a statistic.
+///
+/// # Invariants
+///
+/// `pcpu` is 0 or a `__percpu` pointer from `pcpu_alloc_noprof()` to one
+/// `u64`, set by [`CounterMemory::alloc()`] before the table is registered
+/// and cleared only after it is unregistered (after an RCU grace period),
+/// just before the memory is freed.
+pub(crate) struct Counter {
+    pcpu: AtomicUsize,
+}
+
+impl Counter {
+    const fn new() -> Self {
+        Counter {
+            pcpu: AtomicUsize::new(0),
+        }
+    }
+
+    /// Adds `n` to this CPU's count: the C `this_cpu_add()`, one
+    /// instruction that an interrupt on this CPU cannot split, so it needs
+    /// neither a lock prefix nor disabled preemption to be exact (the
+    /// callbacks run with preemption disabled anyway).
+    #[inline(always)]
+    pub(crate) fn add(&self, n: u64) {
+        let pcpu = self.pcpu.load(Ordering::Relaxed);
+        if pcpu != 0 {
+            // SAFETY: by the type invariants `pcpu` is a live per-CPU
+            // pointer to a `u64`. On x86-64 SMP the `%gs` base is this
+            // CPU's per-CPU offset, so `%gs:pcpu` is this CPU's copy, as
+            // the C `this_cpu_add()` addresses it; nothing else writes it.
+            unsafe {
+                core::arch::asm!(
+                    "add qword ptr gs:[{pcpu}], {n}",
+                    pcpu = in(reg) pcpu,
+                    n = in(reg) n,
+                    options(nostack)
+                )
+            };
+        }
+    }
+
+    /// The sum over the possible CPUs, read while they add to it.
+    fn sum(&self) -> u64 {
+        let pcpu = self.pcpu.load(Ordering::Relaxed);
+        if pcpu == 0 {
+            return 0;
+        }
+        // SAFETY: `nr_cpu_ids` is set during boot, before any module loads,
+        // and not written after.
+        let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
+        let mut total = 0u64;
+        for cpu in 0..nr_cpu_ids as usize {
+            // SAFETY: the possible mask and the per-CPU offsets are set up
+            // during boot and not written after; reading one word of each
+            // takes no reference to the `static mut`s.
+            let (word, offset) = unsafe {
+                let words = &raw const bindings::__cpu_possible_mask.bits;
+                let offsets = &raw const bindings::__per_cpu_offset;
+                (
+                    (*words).get(cpu / usize::BITS as usize).copied(),
+                    (*offsets).get(cpu).copied(),
+                )
+            };
+            let (Some(word), Some(offset)) = (word, offset) else {
+                break;
+            };
+            if word & (1 << (cpu % usize::BITS as usize)) == 0 {
+                continue;
+            }
+            // `per_cpu_ptr(pcpu, cpu)`.
+            let p = pcpu.wrapping_add(offset) as *mut u64;
+            // SAFETY: `p` is `cpu`'s copy of a live per-CPU `u64` (type
+            // invariants), aligned, which that CPU writes with one 8-byte
+            // add: an atomic load reads it whole.
+            let v = unsafe { AtomicU64::from_ptr(p) }.load(Ordering::Relaxed);
+            total = total.wrapping_add(v);
+        }
+        total
+    }
+}
+
+/// The per-CPU memory of every [`Counter`]; dropping it clears and frees
+/// it, so it must outlive the registration and the debugfs files.
+struct CounterMemory;
+
+impl CounterMemory {
+    /// Gives every counter its per-CPU memory, zeroed.
+    fn alloc() -> Result<Self> {
+        // Made first, so an allocation failure frees what was allocated.
+        let mem = CounterMemory;
+        for c in COUNTERS.iter().flat_map(|cs| cs.iter()) {
+            let size = core::mem::size_of::<u64>();
+            // SAFETY: a plain allocation; the memory comes zeroed.
+            let p = unsafe { bindings::pcpu_alloc_noprof(size, size, false, bindings::GFP_KERNEL) };
+            if p.is_null() {
+                return Err(ENOMEM);
+            }
+            // INVARIANT: a per-CPU pointer to one zeroed `u64`.
+            c.pcpu.store(p as usize, Ordering::Relaxed);
+        }
+        Ok(mem)
+    }
+}
+
+impl Drop for CounterMemory {
+    fn drop(&mut self) {
+        for c in COUNTERS.iter().flat_map(|cs| cs.iter()) {
+            let p = c.pcpu.swap(0, Ordering::Relaxed);
+            if p != 0 {
+                // SAFETY: `p` came from `pcpu_alloc_noprof()` and is
+                // freed once: the swap took it. No callback runs any more
+                // (the owner unregistered the table first) and no debugfs
+                // file reads it (removed before this runs).
+                unsafe { bindings::free_percpu(p as *mut c_void) };
+            }
+        }
+    }
 }
 
 /// How often the scheduler asked a hook, and how often the answer was
-/// `true`. Calls made by the KUnit suites are not counted. Published in
-/// debugfs so a run can show that its hooks were exercised. One shared
-/// cache line per hook is fine at load-balance rates; `fetch_add` wraps,
-/// which after 2^64 calls is harmless for a statistic.
+/// `true`, published in debugfs so a run can show that its hooks were
+/// exercised.
 pub(crate) struct HookStats {
-    calls: AtomicU64,
-    hits: AtomicU64,
+    /// Calls, then hits.
+    both: [Counter; 2],
 }
 
 impl HookStats {
     const fn new() -> Self {
         HookStats {
-            calls: AtomicU64::new(0),
-            hits: AtomicU64::new(0),
+            both: [Counter::new(), Counter::new()],
         }
     }
 
+    fn calls(&self) -> &Counter {
+        &self.both[0]
+    }
+
+    fn hits(&self) -> &Counter {
+        &self.both[1]
+    }
+
     /// Counts one call, whether its answer was `true`, and the flags its
-    /// arguments carried on (indices into `kunit/flags`, see [`flag!`]);
-    /// KUnit's calls are left out, asked once per call.
-    pub(crate) fn record(&self, hit: bool, flags: &[(usize, bool)]) -> bool {
-        if !in_kunit_test() {
-            self.calls.fetch_add(1, Ordering::Relaxed);
-            if hit {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-            }
+    /// arguments carried on (indices into `kunit/flags`, see [`flag!`]),
+    /// when `COUNT`: the KUnit table's instances count nothing.
+    #[inline(always)]
+    pub(crate) fn record<const COUNT: bool>(&self, hit: bool, flags: &[(usize, bool)]) -> bool {
+        if COUNT {
+            self.calls().add(1);
+            self.hits().add(u64::from(hit));
             for &(flag, on) in flags {
-                if let (true, Some(n)) = (on, FLAG_CALLS.get(flag)) {
-                    n.fetch_add(1, Ordering::Relaxed);
+                if let Some(n) = FLAG_CALLS.get(flag) {
+                    n.add(u64::from(on));
                 }
             }
         }
@@ -265,7 +418,7 @@ macro_rules! flag {
 /// step flips each flag under load and requires its count to stay with
 /// the flag off and to grow with it on, so a call site that passed the
 /// wrong flag, or none, fails the run.
-static FLAG_CALLS: [AtomicU64; lines(FLAG_LIST)] = [const { AtomicU64::new(0) }; lines(FLAG_LIST)];
+static FLAG_CALLS: [Counter; lines(FLAG_LIST)] = [const { Counter::new() }; lines(FLAG_LIST)];
 
 /// Galbraith, "sched: Further improve spurious CPU_IDLE active migrations"
 /// (2016): the idle-CPU imbalance test of
@@ -276,7 +429,7 @@ static FLAG_CALLS: [AtomicU64; lines(FLAG_LIST)] = [const { AtomicU64::new(0) };
 /// `args` points to a valid argument struct, which the C shim builds on
 /// its stack for the duration of the call. The same holds for every
 /// callback below.
-pub(crate) unsafe extern "C" fn idle_cpus_balanced(
+pub(crate) unsafe extern "C" fn idle_cpus_balanced<const COUNT: bool>(
     args: *const bindings::sched_lb_idle_cpus_args,
 ) -> bool {
     // SAFETY: the caller guarantees `args` is valid for reads (see above).
@@ -285,7 +438,7 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
         balance_idle_cpus: a.balance_idle_cpus,
         balance_idle_llc2: a.balance_idle_llc2,
     };
-    IDLE_CPUS.record(
+    IDLE_CPUS.record::<COUNT>(
         idle_cpus::is_balanced(a.local_idle_cpus, a.busiest_idle_cpus, a.llc_size, flags),
         &[
             (flag!(BALANCE_IDLE_CPUS), a.balance_idle_cpus),
@@ -300,10 +453,12 @@ pub(crate) unsafe extern "C" fn idle_cpus_balanced(
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_detach_args) -> bool {
+pub(crate) unsafe extern "C" fn detach_skip<const COUNT: bool>(
+    args: *const bindings::sched_lb_detach_args,
+) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    DETACH.record(
+    DETACH.record::<COUNT>(
         detach_load::should_skip(
             a.load,
             a.imbalance,
@@ -322,12 +477,12 @@ pub(crate) unsafe extern "C" fn detach_skip(args: *const bindings::sched_lb_deta
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn avg_load_balanced(
+pub(crate) unsafe extern "C" fn avg_load_balanced<const COUNT: bool>(
     args: *const bindings::sched_lb_avg_load_args,
 ) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    AVG_LOAD.record(
+    AVG_LOAD.record::<COUNT>(
         avg_load::balanced(AvgLoadInput {
             busiest_avg_load: a.busiest_avg_load,
             local_avg_load: a.local_avg_load,
@@ -345,12 +500,12 @@ pub(crate) unsafe extern "C" fn avg_load_balanced(
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn balance_interval(
+pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
     args: *const bindings::sched_lb_interval_args,
 ) -> u64 {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    INTERVAL.record(a.cpu_busy, &[(flag!(LB_BUSY_INTERVAL_DEC), a.busy_dec)]);
+    INTERVAL.record::<COUNT>(a.cpu_busy, &[(flag!(LB_BUSY_INTERVAL_DEC), a.busy_dec)]);
     balance_interval::sd_balance_interval_jiffies(IntervalInput {
         balance_interval_ms: a.balance_interval_ms,
         busy_factor: a.busy_factor,
@@ -367,7 +522,9 @@ pub(crate) unsafe extern "C" fn balance_interval(
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_newidle_args) -> bool {
+pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
+    args: *const bindings::sched_lb_newidle_args,
+) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
     let stop = newidle_walk::stop_at_domain(WalkStep {
@@ -379,7 +536,7 @@ pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_new
         newidle_backoff: a.backoff,
         sd_migration_cost: a.migration_cost,
     });
-    NEWIDLE.record(
+    NEWIDLE.record::<COUNT>(
         stop,
         &[
             (flag!(NEWIDLE_BACKOFF), a.backoff),
@@ -394,11 +551,11 @@ pub(crate) unsafe extern "C" fn newidle_stop(args: *const bindings::sched_lb_new
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
+unsafe extern "C" fn newidle_account<const COUNT: bool>(args: *mut bindings::sched_lb_streak_args) {
     // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
     // the out fields; nothing else holds the struct during the call.
     let a = unsafe { &mut *args };
-    STREAK.record(a.pulled, &[]);
+    STREAK.record::<COUNT>(a.pulled, &[]);
     let s = newidle_streak::account(
         Streak {
             failures: a.failures,
@@ -545,7 +702,9 @@ impl IdleView for KernelView {
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
+pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
+    args: *mut bindings::sched_lb_sis_args,
+) -> c_int {
     // SAFETY: as for `idle_cpus_balanced()`. Read once: the callbacks
     // below get `args` back, so no reference into it stays alive.
     let a = unsafe { args.read() };
@@ -587,7 +746,7 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
         },
     );
     let scan = answer.scan;
-    SIS.record(
+    SIS.record::<COUNT>(
         scan.cpu.is_some(),
         &[
             (flag!(SIS_PROP), a.sis_prop),
@@ -612,15 +771,17 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
+pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
+    args: *mut bindings::sched_lb_sis_args,
+) {
     // SAFETY: as for `sis_select()`; no callback into C follows, so the
     // struct is ours for the call.
     let a = unsafe { &mut *args };
     // Scans whose budget was zero (SIS_UTIL: overloaded) visited nothing
     // and are only in `calls`.
-    if SIS_ACCOUNT.record(a.loops > 0, &[]) && !in_kunit_test() {
-        SIS_SCAN_NS.fetch_add(a.scan_time_ns, Ordering::Relaxed);
-        SIS_LOOPS.fetch_add(u64::from(a.loops), Ordering::Relaxed);
+    if SIS_ACCOUNT.record::<COUNT>(a.loops > 0, &[]) && COUNT {
+        SIS_SCAN_NS.add(a.scan_time_ns);
+        SIS_LOOPS.add(u64::from(a.loops));
     }
     let done = sis_chain::account(
         a.avg_scan_cost_ns,
@@ -687,7 +848,9 @@ impl StealMasks {
 /// # Safety
 ///
 /// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
+pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
+    args: *mut bindings::sched_lb_steal_args,
+) -> c_int {
     // SAFETY: as for `idle_cpus_balanced()`. Copied out before anything
     // else: `steal_from` gets `args` back and the shim reads it.
     let masks = unsafe { StealMasks::new(args.read()) };
@@ -725,12 +888,10 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
             }
         },
     );
-    STEAL.record(result.tried, &[(flag!(STEAL), a.enabled)]);
-    if !in_kunit_test() {
-        STEAL_ATTEMPTS.fetch_add(u64::from(result.attempts), Ordering::Relaxed);
-        if result.from.is_some() {
-            STEAL_STOLEN.fetch_add(1, Ordering::Relaxed);
-        }
+    STEAL.record::<COUNT>(result.tried, &[(flag!(STEAL), a.enabled)]);
+    if COUNT {
+        STEAL_ATTEMPTS.add(u64::from(result.attempts));
+        STEAL_STOLEN.add(u64::from(result.from.is_some()));
     }
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
@@ -739,20 +900,6 @@ pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) 
         (*args).attempts = result.attempts;
     }
     result.from.map_or(-1, c_cpu)
-}
-
-/// True while the current task is running a KUnit case.
-fn in_kunit_test() -> bool {
-    #[cfg(CONFIG_KUNIT)]
-    {
-        // SAFETY: kunit_get_current_test() only reads `current`'s KUnit
-        // pointer, behind a static key; it is safe in any context.
-        !unsafe { bindings::kunit_get_current_test() }.is_null()
-    }
-    #[cfg(not(CONFIG_KUNIT))]
-    {
-        false
-    }
 }
 
 /// A debugfs directory this module created.
@@ -780,21 +927,27 @@ impl DebugfsDir {
         DebugfsDir(unsafe { bindings::debugfs_create_dir(name.as_ptr().cast(), parent) })
     }
 
-    /// A read-only file `name` showing `value`.
-    fn counter(&self, name: &CStr, value: &'static AtomicU64) {
+    /// A read-only file `name` showing the sum of `value` over the CPUs.
+    fn counter(&self, name: &CStr, value: &'static Counter) {
         // SAFETY: `name` is a valid C string, `self.0` a dentry or ERR_PTR
-        // (type invariants), and `value` a `'static` u64 (AtomicU64 has
-        // u64's layout); debugfs reads it with plain 64-bit loads, which do
-        // not tear on the 64-bit targets this module is built for. The
-        // files are removed in `drop()` of the root, before the module's
-        // data goes.
+        // (type invariants), `COUNTER_FOPS` a valid table that keeps this
+        // module loaded while a file is open, and `value` a `'static`
+        // counter that `counter_get()` receives back. The files are
+        // removed in `drop()` of the root, before the counters' memory
+        // goes.
         unsafe {
-            bindings::debugfs_create_u64(name.as_ptr().cast(), 0o444, self.0, value.as_ptr())
+            bindings::debugfs_create_file(
+                name.as_ptr().cast(),
+                0o444,
+                self.0,
+                ptr::from_ref(value).cast_mut().cast(),
+                &COUNTER_FOPS.0,
+            )
         };
     }
 
     /// `flags/<name>` for line `i` of `kunit/flags`, showing `value`.
-    fn flag_counter(&self, i: usize, value: &'static AtomicU64) {
+    fn flag_counter(&self, i: usize, value: &'static Counter) {
         let Some(name) = FLAG_LIST.lines().nth(i) else {
             return;
         };
@@ -811,6 +964,61 @@ impl DebugfsDir {
     }
 }
 
+/// `struct file_operations` made shareable: immutable, and every pointer
+/// in it is to `'static` code or to this module.
+#[repr(transparent)]
+struct FileOps(bindings::file_operations);
+
+// SAFETY: never written after static initialisation.
+unsafe impl Sync for FileOps {}
+
+/// The counter files: the C `DEFINE_DEBUGFS_ATTRIBUTE()`, read-only. The
+/// owner keeps the module loaded while a file is open, since these
+/// operations are this module's data.
+static COUNTER_FOPS: FileOps = FileOps(bindings::file_operations {
+    owner: crate::THIS_MODULE.as_ptr(),
+    open: Some(counter_open),
+    release: Some(bindings::simple_attr_release),
+    read: Some(bindings::debugfs_attr_read),
+    // SAFETY: all-zero is a valid `file_operations`: every other member is
+    // a NULL callback or a zero flag.
+    ..unsafe { core::mem::zeroed() }
+});
+
+/// `open` of a counter file: the kernel's simple attribute, whose read
+/// prints what [`counter_get()`] returns.
+///
+/// # Safety
+///
+/// Called by the VFS with a valid inode and file of a file that
+/// [`DebugfsDir::counter()`] created.
+unsafe extern "C" fn counter_open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: the VFS's arguments, passed on; the format prints one u64.
+    unsafe {
+        bindings::simple_attr_open(
+            inode,
+            file,
+            Some(counter_get),
+            None,
+            c"%llu\n".as_ptr().cast(),
+        )
+    }
+}
+
+/// The value of a counter file.
+///
+/// # Safety
+///
+/// `data` is the `&'static Counter` that [`DebugfsDir::counter()`] gave
+/// the file, and `val` is valid for a write.
+unsafe extern "C" fn counter_get(data: *mut c_void, val: *mut u64) -> c_int {
+    // SAFETY: the caller's contract.
+    let counter = unsafe { &*data.cast::<Counter>() };
+    // SAFETY: as above.
+    unsafe { val.write(counter.sum()) };
+    0
+}
+
 /// Owns the root directory of the counters; removing it removes them all.
 struct DebugfsRoot(DebugfsDir);
 
@@ -824,15 +1032,18 @@ impl Drop for DebugfsRoot {
     }
 }
 
-/// Owns the registration of [`OPS`] and the debugfs counters; dropping it
-/// unregisters the table, then removes the counters.
+/// Owns the registration of [`OPS`], the debugfs counters and their
+/// memory; dropping it unregisters the table, then removes the counter
+/// files, then frees the counters (the fields drop in order).
 pub(crate) struct Registration {
     _debugfs: DebugfsRoot,
+    _counters: CounterMemory,
 }
 
 impl Registration {
-    /// Publishes the table and enables the static key.
+    /// Publishes the table, which enables its hooks.
     pub(crate) fn new() -> Result<Self> {
+        let counters = CounterMemory::alloc()?;
         let debugfs = DebugfsRoot(DebugfsDir::counters());
         // SAFETY: `OPS` is a valid, fully initialised table that lives for
         // the lifetime of the module, and `Drop` unregisters it before the
@@ -843,28 +1054,32 @@ impl Registration {
                 e
             );
         })?;
-        Ok(Registration { _debugfs: debugfs })
+        Ok(Registration {
+            _debugfs: debugfs,
+            _counters: counters,
+        })
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         // SAFETY: `OPS` was registered by `new()`; unregistering disables
-        // the key and waits for an RCU grace period, after which no CPU
-        // runs a callback of ours.
+        // the keys, points the static calls back at the stock code and
+        // waits for an RCU grace period, after which no CPU runs a
+        // callback of ours.
         unsafe { bindings::sched_lb_ops_unregister(&OPS.0) };
         for (name, stats) in STATS.iter() {
             pr_info!(
                 "{}: {} calls, {} true\n",
                 name.to_str().unwrap_or("?"),
-                stats.calls.load(Ordering::Relaxed),
-                stats.hits.load(Ordering::Relaxed)
+                stats.calls().sum(),
+                stats.hits().sum()
             );
         }
         pr_info!(
             "steal: {} victims tried, {} tasks stolen\n",
-            STEAL_ATTEMPTS.load(Ordering::Relaxed),
-            STEAL_STOLEN.load(Ordering::Relaxed)
+            STEAL_ATTEMPTS.sum(),
+            STEAL_STOLEN.sum()
         );
     }
 }

@@ -43,7 +43,7 @@ fn next_lie(n: u32) -> u32 {
 pub(crate) unsafe extern "C" fn balance_interval(
     _args: *const bindings::sched_lb_interval_args,
 ) -> u64 {
-    INTERVAL.record(true, &[]);
+    INTERVAL.record::<true>(true, &[]);
     if next_lie(2) == 0 {
         0
     } else {
@@ -58,7 +58,7 @@ pub(crate) unsafe extern "C" fn balance_interval(
 ///
 /// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
-    STREAK.record(true, &[]);
+    STREAK.record::<true>(true, &[]);
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
     a.failures = a.failures.saturating_add(1000);
@@ -73,7 +73,7 @@ pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_st
 ///
 /// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
-    SIS.record(true, &[]);
+    SIS.record::<true>(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(cpu_idle) = a.cpu_idle {
@@ -125,7 +125,7 @@ pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_ar
 ///
 /// As for the hook of the same name in `crate::hooks`.
 pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
-    STEAL.record(true, &[]);
+    STEAL.record::<true>(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(steal_from) = a.steal_from {

@@ -11,8 +11,11 @@
 //!
 //! The tables come from the seed threads. Each row is checked at three
 //! depths where it can be: the pure rule, the `extern "C"` callback this
-//! module registers, and the kernel's own shim in `fair.c` (which
-//! dispatches to the registered table, i.e. to this module).
+//! module registers, and the kernel's own shim in `fair.c`. The last two
+//! go through `hooks::kunit_ops()`, the callbacks in the instance that
+//! counts nothing, so the statistics in debugfs show only the
+//! scheduler's calls; the registered table's static calls are exercised
+//! by the guest's steps, which watch those statistics.
 
 use core::ffi::c_int;
 

@@ -95,7 +95,7 @@ pub(super) extern "C" fn rule(_test: *mut bindings::kunit) {
 }
 
 pub(super) extern "C" fn callback(_test: *mut bindings::kunit) {
-    let ops = crate::hooks::ops();
+    let ops = crate::hooks::kunit_ops();
     super::check!(
         "idle_cpus_callback",
         ops.idle_cpus_balanced.is_some(),
@@ -121,8 +121,9 @@ pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
         let args = c_args(r);
         // SAFETY: `args` is valid for the call; the shim takes the RCU read
-        // lock itself and dispatches to the table this module registered.
-        let got = unsafe { bindings::sched_lb_test_idle_cpus_balanced(&args) };
+        // lock itself and asks this module's KUnit table, a `'static`.
+        let got =
+            unsafe { bindings::sched_lb_test_idle_cpus_balanced(crate::hooks::kunit_ops(), &args) };
         super::check!(
             "idle_cpus_kernel_shim",
             got == r.balanced,

@@ -97,8 +97,9 @@ pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
             busy_dec: i.busy_dec,
         };
         // SAFETY: `args` is valid for the call; the shim takes the RCU
-        // read lock and dispatches to the table this module registered.
-        let got = unsafe { bindings::sched_lb_test_balance_interval(core::ptr::null(), &args) };
+        // read lock and asks this module's KUnit table, a `'static`.
+        let got =
+            unsafe { bindings::sched_lb_test_balance_interval(crate::hooks::kunit_ops(), &args) };
         // `unsigned long` is `usize` in the bindings; 64 bits either way.
         let got = got as u64;
         check!("interval_kernel_shim", got == r.6, "{:?}: got {}", r, got);

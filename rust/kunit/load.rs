@@ -61,8 +61,8 @@ pub(super) extern "C" fn detach_kernel_shim(_test: *mut bindings::kunit) {
             relax_failed: relax,
         };
         // SAFETY: `args` is valid for the call; the shim takes the RCU
-        // read lock and dispatches to the table this module registered.
-        let got = unsafe { bindings::sched_lb_test_detach_skip(&args) };
+        // read lock and asks this module's KUnit table, a `'static`.
+        let got = unsafe { bindings::sched_lb_test_detach_skip(crate::hooks::kunit_ops(), &args) };
         check!(
             "detach_skip_kernel_shim",
             got == skip,
@@ -126,7 +126,8 @@ pub(super) extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
     }
 }
 
-/// The rows through the kernel's shim and this module's registered hook.
+/// The rows through the kernel's shim and this module's hook (its KUnit
+/// table, the same code as the registered one without the counting).
 pub(super) extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
     for &(b, l, pct, above_llc, reduced, balanced) in AVG_ROWS.iter() {
         let args = bindings::sched_lb_avg_load_args {
@@ -137,7 +138,8 @@ pub(super) extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
             reduced,
         };
         // SAFETY: as in `detach_kernel_shim()`.
-        let got = unsafe { bindings::sched_lb_test_avg_load_balanced(&args) };
+        let got =
+            unsafe { bindings::sched_lb_test_avg_load_balanced(crate::hooks::kunit_ops(), &args) };
         check!(
             "avg_load_kernel_shim",
             got == balanced,

@@ -73,15 +73,15 @@ pub(super) extern "C" fn backoff_sequence(_test: *mut bindings::kunit) {
 }
 
 /// One update of a streak the case keeps, through the kernel's check and
-/// the table this module registered.
+/// this module's KUnit table.
 fn account(failures: &mut u32, stamp: &mut u64, now: u64, pulled: bool) {
     // `unsigned long` is `usize` in the bindings; 64 bits either way.
     let mut st = *stamp as usize;
     // SAFETY: both pointers are to locals of the caller, valid for the
-    // call; a null table means the registered one.
+    // call, and the table is this module's KUnit table, a `'static`.
     unsafe {
         bindings::sched_lb_test_newidle_streak(
-            core::ptr::null(),
+            crate::hooks::kunit_ops(),
             failures,
             &mut st,
             now as usize,
@@ -225,8 +225,8 @@ pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
             migration_cost: s.sd_migration_cost,
         };
         // SAFETY: `args` is valid for the call; the shim takes the RCU
-        // read lock and dispatches to the table this module registered.
-        let got = unsafe { bindings::sched_lb_test_newidle_stop(&args) };
+        // read lock and asks this module's KUnit table, a `'static`.
+        let got = unsafe { bindings::sched_lb_test_newidle_stop(crate::hooks::kunit_ops(), &args) };
         check!("newidle_kernel_shim", got == *want, "{:?}: got {}", s, got);
     }
 }

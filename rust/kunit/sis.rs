@@ -127,7 +127,7 @@ fn args_for(
 }
 
 pub(super) extern "C" fn scan_rows(_test: *mut bindings::kunit) {
-    let ops = crate::hooks::ops();
+    let ops = crate::hooks::kunit_ops();
     let (Some(select), Some(account)) = (ops.sis_select, ops.sis_account) else {
         check!("sis_scan_rows", false, "sis callbacks not set");
         return;
@@ -173,7 +173,7 @@ pub(super) extern "C" fn scan_rows(_test: *mut bindings::kunit) {
 /// with wake_avg 64 us; each jiffy halves it, each scan spends its time,
 /// and the budget follows (8-CPU SMT2 LLC, scan cost 1 us per CPU).
 pub(super) extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
-    let ops = crate::hooks::ops();
+    let ops = crate::hooks::kunit_ops();
     let (Some(select), Some(account)) = (ops.sis_select, ops.sis_account) else {
         check!("sis_age_once_sequence", false, "sis callbacks not set");
         return;
@@ -243,7 +243,7 @@ static FOLD_ROWS: [(u8, u8, u32, u32, c_int, bool); 6] = [
 ];
 
 pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
-    let ops = crate::hooks::ops();
+    let ops = crate::hooks::kunit_ops();
     let Some(select) = ops.sis_select else {
         check!("sis_fold_rows", false, "sis_select not set");
         return;
@@ -292,7 +292,7 @@ static TOPO_ROWS: [(&str, u8, u8, c_int, bool); 5] = [
 ];
 
 pub(super) extern "C" fn topology_rows(_test: *mut bindings::kunit) {
-    let ops = crate::hooks::ops();
+    let ops = crate::hooks::kunit_ops();
     let Some(select) = ops.sis_select else {
         check!("sis_topology_rows", false, "sis_select not set");
         return;

@@ -90,7 +90,7 @@ unsafe extern "C" fn record_steal(args: *mut bindings::sched_lb_steal_args, cpu:
     }
 }
 
-/// One call of the registered `steal` callback. An idle CPU, one node,
+/// One call of this module's `steal` callback. An idle CPU, one node,
 /// avg_idle far above the steal cost unless a row says otherwise.
 struct Call<'a> {
     overloaded: &'a [u64; WORDS],
@@ -144,7 +144,7 @@ impl<'a> Call<'a> {
             tried: false,
             enabled: self.enabled,
         };
-        let steal = crate::hooks::ops().steal;
+        let steal = crate::hooks::kunit_ops().steal;
         // SAFETY: the callback this module registers, on a struct whose
         // pointers outlive the call; `record_steal` reads `ctx` as set.
         let ret = steal.map_or(-2, |f| unsafe { f(&mut args) });
