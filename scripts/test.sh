@@ -6,7 +6,8 @@
 #   2. tests/scripts.sh: the host scripts refuse bad input
 #   3. checkpatch --strict on the series
 #   4. the kernel (KASAN, UBSAN, lockdep, DEBUG_PREEMPT: the test flavour
-#      of scripts/lib.sh) and module build (KDIR= to use another tree)
+#      of scripts/lib.sh) and module build (KDIR= to use another tree),
+#      and every hook call site in fair.o checked to be a direct call
 #   5. QEMU: KUnit suites at insmod (parsed by kunit.py), every flag
 #      round-tripped in debugfs and flipped under load, an unknown name
 #      refused, load in throttled nested cgroups, a short seeded stress
@@ -52,6 +53,27 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
+# Every hook call site in fair.o is a direct static call (patch 0017): no
+# indirect call or retpoline thunk in a function that calls a hook, and
+# every site registered for inline patching. objtool writes the sites into
+# vmlinux.o when it runs at link time (X86_KERNEL_IBT), else into fair.o.
+stage "hook call sites"
+kd=${KDIR:-$SLB_OUT}
+hook_list=$kd/source/kernel/sched/lb_hooks_list.h
+[ -f "$hook_list" ] || hook_list=$kd/kernel/sched/lb_hooks_list.h
+[ -f "$hook_list" ] || hook_list=$SLB_SRC/kernel/sched/lb_hooks_list.h
+sites=()
+if grep -q '^CONFIG_HAVE_STATIC_CALL_INLINE=y' "$kd/.config"; then
+	if grep -q '^CONFIG_X86_KERNEL_IBT=y' "$kd/.config"; then
+		sites=(--sites "$kd/vmlinux.o")
+	else
+		sites=(--sites "$kd/kernel/sched/fair.o")
+	fi
+fi
+python3 "$SLB_ROOT/scripts/check_hook_calls.py" --list "$hook_list" \
+	--obj "$kd/kernel/sched/fair.o" "${sites[@]}" | tee "$SLB_LOGS/hook-calls.log"
+script_pass=$((script_pass + 1))
+stage_end
 # Kbuild's knobs refuse a value they do not know, before building
 # anything: kbuild_refuses KNOB=VALUE MESSAGE.
 kbuild_refuses() {

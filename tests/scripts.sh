@@ -212,5 +212,39 @@ echo '{"outcomes": [], "caught": 0, "missed": 0, "timeout": 0, "unviable": 0, "e
 expect_fail "mutants check of an unfinished run" "0 of the 1 mutants found were tested" \
 	python3 "$root/scripts/mutants.py" check "$tmp/m.out"
 
+# The hook call sites (scripts/check_hook_calls.py, run by make test on
+# fair.o): a function that calls a hook's static call and also makes an
+# indirect call fails, so does a hook with no site; direct calls pass.
+printf 'SCHED_LB_HOOK(steal)\nSCHED_LB_HOOK(sis_select)\n' > "$tmp/hooks.h"
+cat > "$tmp/sites.c" <<'C'
+extern int __SCT__sched_lb_steal(int);
+extern int __SCT__sched_lb_sis_select(int);
+int (*other)(int);
+int steal_site(int x) { return __SCT__sched_lb_steal(x) + 1; }
+#ifdef INDIRECT
+int sis_site(int x) { return __SCT__sched_lb_sis_select(x) + other(x); }
+#else
+int sis_site(int x) { return __SCT__sched_lb_sis_select(x) + 2; }
+#endif
+/* KUnit entry points may ask a table through a pointer. */
+int sched_lb_test_steal(int x) { return other ? other(x) : __SCT__sched_lb_steal(x); }
+C
+if gcc -O2 -c -o "$tmp/direct.o" "$tmp/sites.c" && gcc -O2 -DINDIRECT -c -o "$tmp/indirect.o" "$tmp/sites.c"; then
+	expect_pass "hook sites: direct static calls" "2 call sites of 2 hooks, all direct" \
+		python3 "$root/scripts/check_hook_calls.py" --list "$tmp/hooks.h" --obj "$tmp/direct.o"
+	expect_fail "hook sites: an indirect call beside a hook" "sis_site calls hook\(s\) sis_select and makes 1 indirect" \
+		python3 "$root/scripts/check_hook_calls.py" --list "$tmp/hooks.h" --obj "$tmp/indirect.o"
+	printf 'SCHED_LB_HOOK(steal)\nSCHED_LB_HOOK(sis_select)\nSCHED_LB_HOOK(detach_skip)\n' > "$tmp/hooks3.h"
+	expect_fail "hook sites: a hook without a site" "hook detach_skip has no static call site" \
+		python3 "$root/scripts/check_hook_calls.py" --list "$tmp/hooks3.h" --obj "$tmp/direct.o"
+	expect_fail "hook sites: sites not registered for inline patching" "hook steal: 2 call site\(s\) .* 0 registered" \
+		python3 "$root/scripts/check_hook_calls.py" --list "$tmp/hooks.h" --obj "$tmp/direct.o" --sites "$tmp/direct.o"
+else
+	echo "not ok - hook sites: gcc could not build the test objects"
+	fail=$((fail + 1))
+fi
+expect_fail "hook sites: no list" "cannot read the hook list" \
+	python3 "$root/scripts/check_hook_calls.py" --list "$tmp/no-list.h" --obj "$tmp/direct.o"
+
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]
