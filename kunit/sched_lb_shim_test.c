@@ -14,6 +14,7 @@
 #include <linux/jiffies.h>
 #include <linux/limits.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/lb_hooks.h>
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -207,6 +208,57 @@ static void streak_out_of_range_refused(struct kunit *test)
 			before + 3);
 }
 
+/*
+ * Passes through each hook's call site in site_cost, as the load balancer
+ * reaches it: scripts/site-cost.sh raises it to time the sites.
+ */
+static unsigned int site_cost_passes = 1000;
+module_param(site_cost_passes, uint, 0444);
+MODULE_PARM_DESC(site_cost_passes,
+		 "passes through each hook's call site in the site_cost KUnit case");
+
+/*
+ * Each hook's real call site in fair.c, through the registered table's
+ * static call and with the hook's key off (the stock code at the same
+ * site): with the default flags the two paths give the same answers. The
+ * get_cycles() counts go to the log, where scripts/site-cost.sh, which
+ * boots QEMU with -icount shift=0 (a cycle is a guest instruction), reads
+ * them. Unlike the other cases these passes go through the registered
+ * table, so they are counted in its debugfs statistics.
+ */
+static void site_cost(struct kunit *test)
+{
+	static const char * const hooks[] = {
+		"idle_cpus_balanced", "avg_load_balanced", "detach_skip",
+		"balance_interval", "newidle_stop", "newidle_account",
+	};
+	unsigned int n = site_cost_passes;
+	u64 empty, stock, hooked, answer, stock_answer;
+	int i;
+
+	KUNIT_ASSERT_GT(test, n, 0U);
+	KUNIT_ASSERT_EQ(test, sched_lb_test_site_cost("none", false, n, &empty,
+						      &answer), 0);
+	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
+		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(hooks[i], true, n,
+								  &stock, &stock_answer), 0,
+				    "%s", hooks[i]);
+		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(hooks[i], false, n,
+								  &hooked, &answer), 0,
+				    "%s", hooks[i]);
+		KUNIT_EXPECT_EQ_MSG(test, answer, stock_answer,
+				    "%s: the hooked site answers otherwise than the stock one",
+				    hooks[i]);
+		kunit_info(test, "hook-site %s passes %u empty %llu stock %llu hooked %llu\n",
+			   hooks[i], n, empty, stock, hooked);
+	}
+	/* No site to time for these, nor for a name that is no hook. */
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("steal", false, n, &stock,
+						      &answer), -ENOENT);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("no_such_hook", false, n,
+						      &stock, &answer), -ENOENT);
+}
+
 static struct kunit_case sched_lb_shim_cases[] = {
 	KUNIT_CASE(idle_cpus_flag_on_off_llc2),
 	KUNIT_CASE(idle_cpus_flag_on_off_llc4),
@@ -214,6 +266,7 @@ static struct kunit_case sched_lb_shim_cases[] = {
 	KUNIT_CASE(register_refuses_second_table),
 	KUNIT_CASE(interval_out_of_range_refused),
 	KUNIT_CASE(streak_out_of_range_refused),
+	KUNIT_CASE(site_cost),
 	{}
 };
 

@@ -246,5 +246,16 @@ fi
 expect_fail "hook sites: no list" "cannot read the hook list" \
 	python3 "$root/scripts/check_hook_calls.py" --list "$tmp/no-list.h" --obj "$tmp/direct.o"
 
+# make site-cost's table (scripts/site_cost.py): instructions per call
+# with the empty loop subtracted, the spread over the runs; a log without
+# the KUnit case's lines is refused.
+printf '[ 1.0] # site_cost: hook-site detach_skip passes 100 empty 300 stock 1300 hooked 4300\n' > "$tmp/sc1.log"
+printf '[ 1.0] # site_cost: hook-site detach_skip passes 100 empty 300 stock 1500 hooked 4500\n' > "$tmp/sc2.log"
+expect_pass "site cost: a table" "\| detach_skip \| 11\.0 \| 2\.0 \| 41\.0 \| 2\.0 \| \+30\.0 \| 3\.73x \|" \
+	python3 "$root/scripts/site_cost.py" "$tmp/sc1.log" "$tmp/sc2.log"
+expect_fail "site cost: no KUnit lines" "has no 'hook-site' line" \
+	python3 "$root/scripts/site_cost.py" "$tmp/hooks.h"
+expect_fail "site cost: runs bad" "SLB_SITE_COST_RUNS='x'" env SLB_SITE_COST_RUNS=x "$root/scripts/site-cost.sh"
+
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

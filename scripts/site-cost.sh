@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make site-cost: instructions per call of each hooked call site in fair.c,
+# stock (the hook's static key off) and hooked (static call, the module's
+# conversion and rule), counted in the guest (issue 16).
+#
+# Boots the plain kernel (no sanitizers: they would be what is counted)
+# RUNS times (5) under QEMU with -icount shift=0, where the guest's clock,
+# and with it the TSC that get_cycles() reads, advances by one per guest
+# instruction executed. The KUnit case site_cost of the module (C suite,
+# kunit/sched_lb_shim_test.c) runs each site N times both ways with
+# interrupts off and logs the counts; scripts/site_cost.py subtracts the
+# empty loop and writes the table, with the spread over the runs, to
+# .cache/site-cost/ and Documentation/results/site_cost.rst.
+#
+# Knobs: SLB_SITE_COST_RUNS (5), SLB_KERNEL (a bzImage to use instead of
+# building the plain kernel).
+set -euo pipefail
+export SLB_FLAVOR=${SLB_FLAVOR:-plain}
+. "$(dirname "$0")/lib.sh"
+
+runs=${SLB_SITE_COST_RUNS:-5}
+case $runs in
+'' | *[!0-9]* | 0) die "SLB_SITE_COST_RUNS='$runs': expected a whole number of runs above 0" ;;
+esac
+out=$SLB_CACHE/site-cost
+need_tool qemu-system-x86_64
+need_tool python3
+if [ -z "${SLB_KERNEL:-}" ]; then
+	"$SLB_ROOT/scripts/prepare-kernel.sh"
+	"$SLB_ROOT/scripts/build-kernel.sh"
+fi
+stage "module build ($SLB_FLAVOR)"
+module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"
+stage_end
+export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
+rm -rf "$out"
+mkdir -p "$out"
+logs=()
+for i in $(seq 1 "$runs"); do
+	# One vCPU: under -icount every vCPU advances the one virtual clock,
+	# so a second one's ticks would be counted with the loop.
+	SLB_QEMU_EXTRA="-icount shift=0,sleep=off" SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-900} \
+		"$SLB_ROOT/scripts/boot.sh" "site-cost-$i" "kunit unload" 1
+	cp "$SLB_LOGS/site-cost-$i.console.log" "$out/run$i.log"
+	logs+=("$out/run$i.log")
+done
+stage "site cost report"
+python3 "$SLB_ROOT/scripts/site_cost.py" --md "$out/site_cost.md" \
+	--rst "$SLB_ROOT/Documentation/results/site_cost.rst" "${logs[@]}"
+stage_end
+cat "$out/site_cost.md"
