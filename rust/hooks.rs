@@ -102,12 +102,18 @@ macro_rules! c_name {
 macro_rules! hook_table {
     ($($hook:ident => $switch:ident, $stats:ident, $hits:ident
        $([$($extra:ident: $xstat:ident),+])?;)+) => {
+        /// The hooks' counters, in slot order: two each.
+        const STAT_NAMES: &[&str] = &[$(stringify!($stats)),+];
+        /// The further counters, in slot order, after the hooks'.
+        const EXTRA_NAMES: &[&str] = &[$($($(stringify!($xstat),)+)?)+];
         $(
             #[doc = concat!("Calls of `", stringify!($hook), "` and its `", stringify!($hits), "` answers.")]
-            pub(crate) static $stats: HookStats = HookStats::new();
+            pub(crate) static $stats: HookStats =
+                HookStats::at(2 * index_of(STAT_NAMES, stringify!($stats)));
             $($(
                 #[doc = concat!("`", stringify!($hook), "/", stringify!($extra), "` in debugfs.")]
-                static $xstat: Counter = Counter::new();
+                static $xstat: Counter =
+                    Counter::at(2 * STAT_NAMES.len() + index_of(EXTRA_NAMES, stringify!($xstat)));
             )+)?
         )+
 
@@ -137,11 +143,8 @@ macro_rules! hook_table {
         /// Every hook's name and counters.
         static STATS: &[(&CStr, &HookStats)] = &[$((c_name!(stringify!($hook)), &$stats)),+];
 
-        /// Every counter, for their per-CPU memory.
-        static COUNTERS: &[&[Counter]] = &[
-            $(&$stats.both, $($(core::slice::from_ref(&$xstat),)+)?)+
-            &FLAG_CALLS,
-        ];
+        /// The first slot of the flags' counters, after every other.
+        const FLAG_SLOT0: usize = 2 * STAT_NAMES.len() + EXTRA_NAMES.len();
 
         impl DebugfsDir {
             /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,<hits>,...}`
@@ -182,62 +185,59 @@ pub(crate) fn kunit_ops() -> &'static bindings::sched_lb_ops {
     &sched_lb_rs_kunit_ops.0
 }
 
-// `Counter::add()` is a `this_cpu_add()`: x86-64's `%gs`-relative add.
+/// The position of `name` in `names`, at compile time (a name that is not
+/// there does not compile).
+const fn index_of(names: &[&str], name: &str) -> usize {
+    let mut i = 0;
+    while i < names.len() {
+        if line_is(names[i].as_bytes(), 0, name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("a counter missing from its list")
+}
+
+// `Counts::add()` is a `this_cpu_add()`: x86-64's `%gs`-relative add.
 #[cfg(not(all(target_arch = "x86_64", CONFIG_SMP)))]
 compile_error!("sched_lb_rs's per-CPU counters are written for x86-64 SMP kernels");
 
-/// A statistics counter with one `u64` per CPU, which only that CPU
-/// writes, summed when debugfs reads it: `sis_select` runs at every wakeup
-/// and `detach_skip` for every candidate task, so a counter in one shared
-/// cache line would bounce between all the CPUs that wake or balance.
-/// Additions wrap, which after 2^64 events is harmless for a statistic.
+/// Slots in the per-CPU block of counters.
+const NR_SLOTS: usize = FLAG_SLOT0 + lines(FLAG_LIST);
+
+/// The `__percpu` pointer to every CPU's `[u64; NR_SLOTS]`, or 0 while
+/// there is none.
 ///
 /// # Invariants
 ///
-/// `pcpu` is 0 or a `__percpu` pointer from `pcpu_alloc_noprof()` to one
-/// `u64`, set by [`CounterMemory::alloc()`] before the table is registered
-/// and cleared only after it is unregistered (after an RCU grace period),
-/// just before the memory is freed.
+/// Non-zero only between [`CounterMemory::alloc()`], which stores a
+/// pointer from `pcpu_alloc_noprof()` before the table is registered, and
+/// the drop of that [`CounterMemory`], after the table is unregistered
+/// (and an RCU grace period passed) and the debugfs files are removed.
+static BLOCK: AtomicUsize = AtomicUsize::new(0);
+
+/// A statistics counter: a slot of the per-CPU block, which only its CPU
+/// writes, summed when debugfs reads it. `sis_select` runs at every wakeup
+/// and `detach_skip` for every candidate task, so a counter in one shared
+/// cache line would bounce between all the CPUs that wake or balance.
+/// Additions wrap, which after 2^64 events is harmless for a statistic.
+#[derive(Clone, Copy)]
 pub(crate) struct Counter {
-    pcpu: AtomicUsize,
+    slot: usize,
 }
 
 impl Counter {
-    const fn new() -> Self {
-        Counter {
-            pcpu: AtomicUsize::new(0),
-        }
-    }
-
-    /// Adds `n` to this CPU's count: the C `this_cpu_add()`, one
-    /// instruction that an interrupt on this CPU cannot split, so it needs
-    /// neither a lock prefix nor disabled preemption to be exact (the
-    /// callbacks run with preemption disabled anyway).
-    #[inline(always)]
-    pub(crate) fn add(&self, n: u64) {
-        let pcpu = self.pcpu.load(Ordering::Relaxed);
-        if pcpu != 0 {
-            // SAFETY: by the type invariants `pcpu` is a live per-CPU
-            // pointer to a `u64`. On x86-64 SMP the `%gs` base is this
-            // CPU's per-CPU offset, so `%gs:pcpu` is this CPU's copy, as
-            // the C `this_cpu_add()` addresses it; nothing else writes it.
-            unsafe {
-                core::arch::asm!(
-                    "add qword ptr gs:[{pcpu}], {n}",
-                    pcpu = in(reg) pcpu,
-                    n = in(reg) n,
-                    options(nostack)
-                )
-            };
-        }
+    const fn at(slot: usize) -> Self {
+        Counter { slot }
     }
 
     /// The sum over the possible CPUs, read while they add to it.
     fn sum(&self) -> u64 {
-        let pcpu = self.pcpu.load(Ordering::Relaxed);
-        if pcpu == 0 {
+        let base = BLOCK.load(Ordering::Relaxed);
+        if base == 0 || self.slot >= NR_SLOTS {
             return 0;
         }
+        let pcpu = base.wrapping_add(self.slot * core::mem::size_of::<u64>());
         // SAFETY: `nr_cpu_ids` is set during boot, before any module loads,
         // and not written after.
         let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
@@ -262,9 +262,9 @@ impl Counter {
             }
             // `per_cpu_ptr(pcpu, cpu)`.
             let p = pcpu.wrapping_add(offset) as *mut u64;
-            // SAFETY: `p` is `cpu`'s copy of a live per-CPU `u64` (type
-            // invariants), aligned, which that CPU writes with one 8-byte
-            // add: an atomic load reads it whole.
+            // SAFETY: `p` is `cpu`'s copy of a slot of the live block (the
+            // invariants of `BLOCK`), aligned, which that CPU writes with
+            // one 8-byte add: an atomic load reads it whole.
             let v = unsafe { AtomicU64::from_ptr(p) }.load(Ordering::Relaxed);
             total = total.wrapping_add(v);
         }
@@ -272,40 +272,84 @@ impl Counter {
     }
 }
 
-/// The per-CPU memory of every [`Counter`]; dropping it clears and frees
-/// it, so it must outlive the registration and the debugfs files.
+/// This CPU's counters, for one callback: the block's pointer is loaded
+/// once, and each addition is then one instruction.
+struct Counts {
+    base: usize,
+}
+
+impl Counts {
+    /// `None` while there is no block (never while a callback of the
+    /// registered table runs, see [`BLOCK`]).
+    #[inline(always)]
+    fn get() -> Option<Self> {
+        match BLOCK.load(Ordering::Relaxed) {
+            0 => None,
+            base => Some(Counts { base }),
+        }
+    }
+
+    /// Adds `n` to this CPU's `c`: the C `this_cpu_add()`, one instruction
+    /// that an interrupt on this CPU cannot split, so it needs neither a
+    /// lock prefix nor disabled preemption to be exact (the callbacks run
+    /// with preemption disabled anyway).
+    #[inline(always)]
+    fn add(&self, c: &Counter, n: u64) {
+        if c.slot >= NR_SLOTS {
+            return;
+        }
+        let pcpu = self.base.wrapping_add(c.slot * core::mem::size_of::<u64>());
+        // SAFETY: `pcpu` is a slot of the live per-CPU block (the
+        // invariants of `BLOCK`). On x86-64 SMP the `%gs` base is this
+        // CPU's per-CPU offset, so `%gs:pcpu` is this CPU's copy, as the C
+        // `this_cpu_add()` addresses it; nothing else writes it.
+        unsafe {
+            core::arch::asm!(
+                "add qword ptr gs:[{pcpu}], {n}",
+                pcpu = in(reg) pcpu,
+                n = in(reg) n,
+                options(nostack)
+            )
+        };
+    }
+}
+
+/// The per-CPU block of counters; dropping it clears [`BLOCK`] and frees
+/// the block, so it must outlive the registration and the debugfs files.
 struct CounterMemory;
 
 impl CounterMemory {
-    /// Gives every counter its per-CPU memory, zeroed.
+    /// Allocates the block, zeroed, and publishes it in [`BLOCK`].
     fn alloc() -> Result<Self> {
-        // Made first, so an allocation failure frees what was allocated.
-        let mem = CounterMemory;
-        for c in COUNTERS.iter().flat_map(|cs| cs.iter()) {
-            let size = core::mem::size_of::<u64>();
-            // SAFETY: a plain allocation; the memory comes zeroed.
-            let p = unsafe { bindings::pcpu_alloc_noprof(size, size, false, bindings::GFP_KERNEL) };
-            if p.is_null() {
-                return Err(ENOMEM);
-            }
-            // INVARIANT: a per-CPU pointer to one zeroed `u64`.
-            c.pcpu.store(p as usize, Ordering::Relaxed);
+        let size = NR_SLOTS * core::mem::size_of::<u64>();
+        // SAFETY: a plain allocation; the memory comes zeroed.
+        let p = unsafe {
+            bindings::pcpu_alloc_noprof(
+                size,
+                core::mem::align_of::<u64>(),
+                false,
+                bindings::GFP_KERNEL,
+            )
+        };
+        if p.is_null() {
+            return Err(ENOMEM);
         }
-        Ok(mem)
+        // INVARIANT: a per-CPU pointer to `NR_SLOTS` zeroed `u64`s, set
+        // before the table is registered.
+        BLOCK.store(p as usize, Ordering::Relaxed);
+        Ok(CounterMemory)
     }
 }
 
 impl Drop for CounterMemory {
     fn drop(&mut self) {
-        for c in COUNTERS.iter().flat_map(|cs| cs.iter()) {
-            let p = c.pcpu.swap(0, Ordering::Relaxed);
-            if p != 0 {
-                // SAFETY: `p` came from `pcpu_alloc_noprof()` and is
-                // freed once: the swap took it. No callback runs any more
-                // (the owner unregistered the table first) and no debugfs
-                // file reads it (removed before this runs).
-                unsafe { bindings::free_percpu(p as *mut c_void) };
-            }
+        let p = BLOCK.swap(0, Ordering::Relaxed);
+        if p != 0 {
+            // SAFETY: `p` came from `pcpu_alloc_noprof()` and is freed
+            // once: the swap took it. No callback runs any more (the owner
+            // unregistered the table first) and no debugfs file reads it
+            // (removed before this runs).
+            unsafe { bindings::free_percpu(p as *mut c_void) };
         }
     }
 }
@@ -319,9 +363,9 @@ pub(crate) struct HookStats {
 }
 
 impl HookStats {
-    const fn new() -> Self {
+    const fn at(slot: usize) -> Self {
         HookStats {
-            both: [Counter::new(), Counter::new()],
+            both: [Counter::at(slot), Counter::at(slot + 1)],
         }
     }
 
@@ -338,13 +382,11 @@ impl HookStats {
     /// when `COUNT`: the KUnit table's instances count nothing.
     #[inline(always)]
     pub(crate) fn record<const COUNT: bool>(&self, hit: bool, flags: &[(usize, bool)]) -> bool {
-        if COUNT {
-            self.calls().add(1);
-            self.hits().add(u64::from(hit));
+        if let (true, Some(counts)) = (COUNT, Counts::get()) {
+            counts.add(self.calls(), 1);
+            counts.add(self.hits(), u64::from(hit));
             for &(flag, on) in flags {
-                if let Some(n) = FLAG_CALLS.get(flag) {
-                    n.add(u64::from(on));
-                }
+                counts.add(&Counter::at(FLAG_SLOT0 + flag), u64::from(on));
             }
         }
         hit
@@ -418,7 +460,15 @@ macro_rules! flag {
 /// step flips each flag under load and requires its count to stay with
 /// the flag off and to grow with it on, so a call site that passed the
 /// wrong flag, or none, fails the run.
-static FLAG_CALLS: [Counter; lines(FLAG_LIST)] = [const { Counter::new() }; lines(FLAG_LIST)];
+static FLAG_CALLS: [Counter; lines(FLAG_LIST)] = {
+    let mut calls = [Counter::at(0); lines(FLAG_LIST)];
+    let mut i = 0;
+    while i < calls.len() {
+        calls[i] = Counter::at(FLAG_SLOT0 + i);
+        i += 1;
+    }
+    calls
+};
 
 /// Galbraith, "sched: Further improve spurious CPU_IDLE active migrations"
 /// (2016): the idle-CPU imbalance test of
@@ -506,6 +556,18 @@ pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
     INTERVAL.record::<COUNT>(a.cpu_busy, &[(flag!(LB_BUSY_INTERVAL_DEC), a.busy_dec)]);
+    // The kernel this module was built against has CONFIG_HZ; its HZ
+    // constants are then folded in, as in the C. Any other HZ (which only
+    // a test could pass) takes the generic form.
+    if a.hz == bindings::CONFIG_HZ {
+        return balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
+            a.balance_interval_ms,
+            a.busy_factor,
+            a.cpu_busy,
+            a.max_interval_jiffies,
+            a.busy_dec,
+        );
+    }
     balance_interval::sd_balance_interval_jiffies(IntervalInput {
         balance_interval_ms: a.balance_interval_ms,
         busy_factor: a.busy_factor,
@@ -779,9 +841,11 @@ pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
     let a = unsafe { &mut *args };
     // Scans whose budget was zero (SIS_UTIL: overloaded) visited nothing
     // and are only in `calls`.
-    if SIS_ACCOUNT.record::<COUNT>(a.loops > 0, &[]) && COUNT {
-        SIS_SCAN_NS.add(a.scan_time_ns);
-        SIS_LOOPS.add(u64::from(a.loops));
+    if let (true, Some(counts)) = (SIS_ACCOUNT.record::<COUNT>(a.loops > 0, &[]), Counts::get()) {
+        if COUNT {
+            counts.add(&SIS_SCAN_NS, a.scan_time_ns);
+            counts.add(&SIS_LOOPS, u64::from(a.loops));
+        }
     }
     let done = sis_chain::account(
         a.avg_scan_cost_ns,
@@ -889,9 +953,9 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
         },
     );
     STEAL.record::<COUNT>(result.tried, &[(flag!(STEAL), a.enabled)]);
-    if COUNT {
-        STEAL_ATTEMPTS.add(u64::from(result.attempts));
-        STEAL_STOLEN.add(u64::from(result.from.is_some()));
+    if let (true, Some(counts)) = (COUNT, Counts::get()) {
+        counts.add(&STEAL_ATTEMPTS, u64::from(result.attempts));
+        counts.add(&STEAL_STOLEN, u64::from(result.from.is_some()));
     }
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.

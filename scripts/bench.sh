@@ -7,7 +7,8 @@
 #   1. Builds the guest workloads (bench/spin.c, bench/pingpong.c; hackbench
 #      from rt-tests is already in the initramfs).
 #   2. Counts instructions per call of each Rust rule and of the 6.12 C it
-#      replaces, in userspace under callgrind (deterministic).
+#      replaces, in userspace under callgrind (deterministic), with overflow
+#      checks off and on (scripts/rule-cost.sh).
 #   3. Boots the test kernel once per topology (QEMU TCG), checks the sched
 #      domains have the shape the topology needs, and runs each experiment
 #      off and on, alternated, REPS times in the same boot.
@@ -114,19 +115,9 @@ fi
 
 [ "$hooks" = 1 ] || {
 stage "bench: instructions per rule call (callgrind)"
-(cd "$SLB_ROOT" && cargo build --release --locked -q -p sched-lb-cref --bin rule_cost)
-rc_bin="$SLB_ROOT/target/release/rule_cost"
-iters=100000
-ir() {
-	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$rc_bin" "$1" "$2" $iters 2>&1 |
-		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-}
-for rule in idle_cpus detach_skip avg_load newidle_stop sis_update_cost sis_prop msecs_to_jiffies balance_interval; do
-	none=$(ir $rule none) rust=$(ir $rule rust) c=$(ir $rule c)
-	[ -n "$none" ] && [ -n "$rust" ] && [ -n "$c" ] || die "callgrind gave no count for $rule"
-	echo "$rule $iters $none $rust $c" >> "$out/rule_cost.txt"
-done
-cat "$out/rule_cost.txt"
+# Every rule and chain, the Rust built as the kernel builds it with
+# overflow checks off and on, the C with the kernel's clang -O2.
+"$SLB_ROOT/scripts/rule-cost.sh" "$out/rule_cost.txt"
 stage_end
 }
 

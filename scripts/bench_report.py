@@ -6,7 +6,10 @@ Input: one console log per topology (TOPO=PATH), written by the guest's
 `step_bench` (scripts/guest/init): for every run, "SLB-BENCH-BEGIN id state
 rep", /proc/schedstat (version 16) and the module's counters before and
 after, then "SLB-BENCH-END id state rep t0= t1= rc= out=<workload output>".
-Also the instruction counts of scripts/bench.sh (rule_cost.txt).
+Also the instruction counts of scripts/rule-cost.sh (rule_cost.txt): per
+rule, the 6.12 C's and the Rust's instructions per call and their ratio,
+with the Rust's overflow checks off and on (a chain without a C shows the
+Rust alone).
 
 Output: a Markdown table of every metric per experiment with the median,
 the min-max spread, the on/off ratio of the medians with its bootstrap 95%
@@ -310,10 +313,40 @@ def svg_plot(topo, rows):
     return "\n".join(out) + "\n"
 
 
+def read_rule_cost(path):
+    """rule_cost.txt of scripts/rule-cost.sh: per rule, for overflow checks
+    off and on, (C instr/call or None, Rust instr/call, Rust/C or None)."""
+    cost = []
+    for ln in open(path):
+        if ln.startswith("#") or not ln.strip():
+            continue
+        f = ln.split()
+        if len(f) != 8:
+            raise SystemExit(f"bench_report: {path}: expected RULE ITERS and three counts "
+                             f"per column (scripts/rule-cost.sh), got {ln.strip()!r}")
+        rule, iters = f[0], int(f[1])
+        cols = []
+        for none, rust, c in (f[2:5], f[5:8]):
+            r_ir = (int(rust) - int(none)) / iters
+            c_ir = None if c == "-" else (int(c) - int(none)) / iters
+            cols.append((c_ir, r_ir, r_ir / c_ir if c_ir else None))
+        cost.append((rule, cols))
+    return cost
+
+
+def cost_cells(cols):
+    """Table cells of one rule: C, Rust and Rust/C per column."""
+    cells = []
+    for c_ir, r_ir, q in cols:
+        cells += ["-" if c_ir is None else f"{c_ir:.1f}", f"{r_ir:.1f}",
+                  "-" if q is None else f"{q:.3f}"]
+    return cells
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("logs", nargs="+", help="TOPOLOGY=console.log")
-    ap.add_argument("--rule-cost", help="rule_cost.txt of scripts/bench.sh")
+    ap.add_argument("--rule-cost", help="rule_cost.txt of scripts/rule-cost.sh")
     ap.add_argument("--domains-dir", help="directory with TOPOLOGY.domains (expected shapes)")
     ap.add_argument("--md", required=True, help="Markdown output")
     ap.add_argument("--rst", help="reST output for Documentation/")
@@ -354,13 +387,7 @@ def main():
                 with open(os.path.join(d, f"{topo}.svg"), "w") as f:
                     f.write(svg)
 
-    cost = []
-    if a.rule_cost:
-        for ln in open(a.rule_cost):
-            rule, iters, none, rust, c = ln.split()
-            iters, none, rust, c = int(iters), int(none), int(rust), int(c)
-            r_ir, c_ir = (rust - none) / iters, (c - none) / iters
-            cost.append((rule, r_ir, c_ir, r_ir / c_ir if c_ir else None))
+    cost = read_rule_cost(a.rule_cost) if a.rule_cost else []
 
     md = ["| topology | experiment | metric | off: median [min-max] | on: median [min-max] | on/off | 95% interval | verdict | ranges apart |",
           "|---|---|---|---|---|---|---|---|---|"]
@@ -371,9 +398,10 @@ def main():
             fmt(r["on"][0]), fmt(r["on"][1]), fmt(r["on"][2]),
             fmt(r["ratio"]), fmt_ci(r["ci"]), r["verdict"], apart(r["clear"])))
     if cost:
-        md += ["", "| rule | Rust instructions/call | 6.12 C instructions/call | Rust/C |",
-               "|---|---|---|---|"]
-        md += [f"| {n} | {ri:.1f} | {ci:.1f} | {fmt(q)} |" for n, ri, ci, q in cost]
+        md += ["", "| rule | 6.12 C instr/call | Rust, overflow checks off | Rust/C | "
+               "6.12 C instr/call | Rust, overflow checks on | Rust/C |",
+               "|---|---|---|---|---|---|---|"]
+        md += ["| " + " | ".join([n] + cost_cells(cols)) + " |" for n, cols in cost]
     with open(a.md, "w") as f:
         f.write("\n".join(md) + "\n")
 
@@ -398,8 +426,10 @@ def main():
             rst.append("")
         if cost:
             rst += ["Instructions per call (callgrind)", "---------------------------------", "",
-                    ".. csv-table::", "   :header: rule, Rust, 6.12 C, Rust/C", ""]
-            rst += [f"   {n}, {ri:.1f}, {ci:.1f}, {fmt(q)}" for n, ri, ci, q in cost]
+                    ".. csv-table::",
+                    "   :header: rule, 6.12 C (off), \"Rust, overflow checks off\", Rust/C (off), "
+                    "6.12 C (on), \"Rust, overflow checks on\", Rust/C (on)", ""]
+            rst += ["   " + ", ".join([n] + cost_cells(cols)) for n, cols in cost]
             rst.append("")
         rst.append(f"Repetitions per state: {', '.join(map(str, reps))}.")
         os.makedirs(os.path.dirname(a.rst), exist_ok=True)

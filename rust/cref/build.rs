@@ -27,6 +27,13 @@
 //! `timeconst.h` that the tree's own `kernel/time/timeconst.bc` generates
 //! for it through `bc`, as Kbuild does. `$OUT_DIR/sources.txt` lists every
 //! piece and where it came from (`sched_lb_cref::SOURCES`).
+//!
+//! The C is compiled as the kernel compiles it, whatever the cargo profile:
+//! with clang where installed (the kernel is built with LLVM=1; `$CC`
+//! still wins), `-O2` and the top Makefile's `-fno-strict-aliasing
+//! -fno-strict-overflow -fno-delete-null-pointer-checks`, because rule_cost
+//! (`src/bin/rule_cost.rs`) counts its instructions against the Rust's.
+//! `sched_lb_cref::C_COMPILER` and `C_FLAGS` say what was used.
 
 #[path = "src/extract.rs"]
 #[allow(dead_code)]
@@ -130,17 +137,45 @@ fn run() -> Result<(), String> {
     )?;
 
     let c = manifest.join("c");
+    let clang = kernel_cc();
     let build = || {
         let mut b = cc::Build::new();
+        if let Some(clang) = &clang {
+            b.compiler(clang);
+        }
+        // The kernel's optimisation and semantics (the top Makefile's
+        // KBUILD_CFLAGS), not the cargo profile's: rule_cost counts the
+        // instructions of this C against the Rust, and release would give
+        // it -O3.
         b.include(&c)
             .include(&gen)
             .include(out.join("shim-include"))
             .warnings(false)
+            .opt_level(2)
             .flag("-std=gnu11")
+            .flag("-fno-strict-aliasing")
+            .flag("-fno-strict-overflow")
+            .flag("-fno-delete-null-pointer-checks")
             .flag("-Werror=implicit-function-declaration")
             .flag("-Werror=implicit-int");
         b
     };
+    let tool = build().try_get_compiler().map_err(|e| e.to_string())?;
+    let version = Command::new(tool.path())
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|v| v.lines().next().map(str::to_string))
+        .unwrap_or_else(|| format!("{} (no --version)", tool.path().display()));
+    let flags: Vec<String> = tool
+        .args()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .filter(|a| a.starts_with("-O") || a.starts_with("-f") || a.starts_with("-std"))
+        .collect();
+    println!("cargo:rustc-env=SLB_CREF_CC={version}");
+    println!("cargo:rustc-env=SLB_CREF_CFLAGS={}", flags.join(" "));
     build().file(c.join("ref.c")).compile("sched_lb_cref");
 
     let bc_script = tree.path("kernel/time/timeconst.bc");
@@ -186,6 +221,28 @@ fn run() -> Result<(), String> {
     rs += "];\n";
     write(&out.join("hz_refs.rs"), &rs)?;
     Ok(())
+}
+
+/// The kernel of this project is built with clang (LLVM=1): the
+/// references are too, when it is installed, so that rule_cost compares
+/// like with like. `$CC` still wins (cc reads it), and without either cc
+/// falls back to the system's `cc`.
+fn kernel_cc() -> Option<PathBuf> {
+    for v in [
+        "CC",
+        "TARGET_CC",
+        "CC_x86_64-unknown-linux-gnu",
+        "CC_x86_64_unknown_linux_gnu",
+    ] {
+        println!("cargo:rerun-if-env-changed={v}");
+        if std::env::var_os(v).is_some() {
+            return None;
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("clang"))
+        .find(|p| p.is_file())
 }
 
 /// Says what was looked for, and where, in front of an extraction error.

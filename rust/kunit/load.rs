@@ -84,7 +84,7 @@ const fn avg_load_of(tasks: u64, cpus: u64) -> u64 {
 /// `(busiest_avg_load, local_avg_load, imbalance_pct, above_llc, reduced,
 /// balanced)`: the hook's input and answer.
 #[rustfmt::skip]
-static AVG_ROWS: [(u64, u64, u32, bool, bool, bool); 9] = [
+static AVG_ROWS: [(u64, u64, u32, bool, bool, bool); 10] = [
     // 11 threads on 2x4 (6 vs 5, 20% apart): 125 leaves it, 117 balances.
     (avg_load_of(6, 4), avg_load_of(5, 4), 125, true, true, true),
     (avg_load_of(6, 4), avg_load_of(5, 4), 117, true, true, false),
@@ -98,8 +98,11 @@ static AVG_ROWS: [(u64, u64, u32, bool, bool, bool); 9] = [
     (avg_load_of(5, 4), avg_load_of(4, 4), 117, true, false, true),
     // Equal groups are balanced at any pct >= 100.
     (1024, 1024, 100, false, true, true),
-    // Loads past where the C multiplication would wrap: exact here.
-    (u64::MAX, u64::MAX, 117, true, true, true),
+    // Loads past where the C multiplication wraps: the rule wraps as the
+    // C does (bit for bit, issue 16), 100 * (2^62 + 1) being 100 mod 2^64,
+    // so the pair counts as balanced against a local load of 1.
+    ((1 << 62) + 1, 1, 117, true, true, true),
+    (u64::MAX, u64::MAX, 117, true, true, false),
 ];
 
 /// The rows through the policy crate's decision, as `hooks.rs` calls it.

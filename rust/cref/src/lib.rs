@@ -44,6 +44,14 @@ pub struct HzRef {
 // `HZ_REFS`, for every HZ in build.rs's list.
 include!(concat!(env!("OUT_DIR"), "/hz_refs.rs"));
 
+/// The compiler `build.rs` built the references with (`--version`'s first
+/// line): clang where installed, as the project's kernel (LLVM=1).
+pub const C_COMPILER: &str = env!("SLB_CREF_CC");
+
+/// Its optimisation and language flags: the kernel's `-O2` and semantics
+/// flags, whatever the cargo profile.
+pub const C_FLAGS: &str = env!("SLB_CREF_CFLAGS");
+
 /// Every piece of C the references are built from, and where `build.rs`
 /// took it: file and lines in the 6.12 tree, or thread, message and hunk.
 pub const SOURCES: &str = include_str!(concat!(env!("OUT_DIR"), "/sources.txt"));

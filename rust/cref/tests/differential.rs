@@ -10,7 +10,9 @@
 use core::fmt::Debug;
 
 use sched_lb_cref::*;
-use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
+use sched_lb_policy::balance_interval::{
+    sd_balance_interval_jiffies, sd_balance_interval_jiffies_hz, IntervalInput,
+};
 use sched_lb_policy::idle_cpus::{is_balanced, IdleCpusFlags};
 use sched_lb_policy::{
     avg_load, detach_load, jiffies, newidle_walk, sis_age, sis_budget, sis_cost,
@@ -140,15 +142,13 @@ fn detach_skip_matches_c() {
 }
 
 #[test]
-fn avg_load_matches_c_where_c_does_not_wrap() {
+fn avg_load_matches_c() {
     differential("avg_load", &mut Rng(0x5eed_0002), N, |rng| {
         let b = rng.pick(1 << 20);
         let l = rng.pick(1 << 20);
         let pct = (rng.pick(200) % 100_000) as u32;
-        // The C multiplies in u64; compare only where it does not wrap
-        // (the Rust is exact everywhere, see avg_load.rs).
-        b.checked_mul(100)?;
-        l.checked_mul(u64::from(pct))?;
+        // Every input, wrapping products included: the Rust multiplies in
+        // u64 as the C does (avg_load.rs).
         // SAFETY: pure C function of its arguments.
         let c = unsafe { ref_avg_load_balanced(b, l, pct) };
         Some((
@@ -373,6 +373,88 @@ fn balance_interval_matches_c_for_every_hz() {
                     )
                 };
                 Some((c, sd_balance_interval_jiffies(i), format!("{i:?}")))
+            },
+        );
+    }
+}
+
+/// The constant-HZ forms the module calls with `CONFIG_HZ`
+/// (`msecs_to_jiffies_hz::<HZ>`, `sd_balance_interval_jiffies_hz::<HZ>`),
+/// one instance per HZ `build.rs` compiles references for.
+type ConstHz = (u32, fn(u32) -> u64, fn(u32, u32, bool, u64, bool) -> u64);
+
+macro_rules! const_hz {
+    ($($hz:literal),*) => {
+        [$(
+            (
+                $hz,
+                jiffies::msecs_to_jiffies_hz::<$hz> as fn(u32) -> u64,
+                sd_balance_interval_jiffies_hz::<$hz> as fn(u32, u32, bool, u64, bool) -> u64,
+            ),
+        )*]
+    };
+}
+
+const CONST_HZ: [ConstHz; 21] = const_hz!(
+    2, 3, 8, 24, 48, 100, 250, 300, 999, 1000, 1001, 1002, 1016, 1023, 1024, 1200, 1500, 2000,
+    2001, 3000, 4096
+);
+
+/// Every compiled HZ has its constant-HZ instance, x86's 100, 250, 300
+/// and 1000 among them.
+#[test]
+fn const_hz_covers_every_compiled_hz() {
+    let consts: Vec<u32> = CONST_HZ.iter().map(|c| c.0).collect();
+    let refs: Vec<u32> = HZ_REFS.iter().map(|h| h.hz).collect();
+    assert_eq!(consts, refs);
+    for want in [100, 250, 300, 1000] {
+        assert!(consts.contains(&want));
+    }
+}
+
+#[test]
+fn const_hz_msecs_to_jiffies_matches_c() {
+    for (h, &(hz, to_jiffies, _)) in HZ_REFS.iter().zip(&CONST_HZ) {
+        assert_eq!(h.hz, hz);
+        let mut rng = Rng(0x5eed_000a ^ u64::from(hz));
+        let (_, edges) = hz_edges(h);
+        let mut fixed = edges.clone().into_iter().chain(0..=100_000u32);
+        differential(
+            &format!("msecs_to_jiffies_hz::<{hz}>"),
+            &mut rng,
+            N_HZ + edges.len() as u64 + 100_001,
+            |rng| {
+                let m = fixed.next().unwrap_or_else(|| rng.pick(1 << 16) as u32);
+                // SAFETY: pure C function of its argument.
+                let c = unsafe { (h.msecs_to_jiffies)(m) };
+                Some((c, to_jiffies(m), format!("HZ={hz} m={m}")))
+            },
+        );
+    }
+}
+
+#[test]
+fn const_hz_balance_interval_matches_c() {
+    for (h, &(hz, _, interval)) in HZ_REFS.iter().zip(&CONST_HZ) {
+        assert_eq!(h.hz, hz);
+        let mut rng = Rng(0x5eed_000b ^ u64::from(hz));
+        differential(
+            &format!("sd_balance_interval_jiffies_hz::<{hz}>"),
+            &mut rng,
+            N_HZ,
+            |rng| {
+                let ms = rng.pick(512) as u32;
+                let factor = rng.pick(64) as u32;
+                let busy = rng.coin();
+                let max = rng.pick(1 << 16).max(1);
+                let dec = rng.coin();
+                // SAFETY: pure C function of its arguments.
+                let c = unsafe { (h.balance_interval)(ms, factor, busy as i32, max, dec) };
+                Some((
+                    c,
+                    interval(ms, factor, busy, max, dec),
+                    format!("HZ={hz} ms={ms} busy_factor={factor} busy={busy} max={max} dec={dec}"),
+                ))
             },
         );
     }

@@ -28,8 +28,13 @@
 //! on the way in), and `interval -= 1` wraps when `msecs_to_jiffies()`
 //! returned 0 (`busy_factor` 0 written to debugfs), after which the clamp
 //! brings it down to `max_load_balance_interval`. The result is never 0.
+//!
+//! [`sd_balance_interval_jiffies()`] takes HZ at run time (the tests, the
+//! simulator); [`sd_balance_interval_jiffies_hz()`] takes it as a constant,
+//! as the C is compiled for one, and converts through
+//! [`msecs_to_jiffies_hz()`], whose branch is chosen at compile time.
 
-use super::jiffies::msecs_to_jiffies;
+use super::jiffies::{msecs_to_jiffies, msecs_to_jiffies_hz};
 
 /// Inputs, as the C shim reads them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,18 +55,59 @@ pub struct IntervalInput {
 
 /// The balance interval in jiffies, at least 1 (when the maximum is).
 pub fn sd_balance_interval_jiffies(i: IntervalInput) -> u64 {
-    let mut interval_ms = u64::from(i.balance_interval_ms);
-    if i.cpu_busy {
+    interval_jiffies(
+        i.balance_interval_ms,
+        i.busy_factor,
+        i.cpu_busy,
+        i.max_interval_jiffies,
+        i.busy_dec,
+        |ms| msecs_to_jiffies(ms, i.hz),
+    )
+}
+
+/// [`sd_balance_interval_jiffies()`] for a kernel built with `HZ` (the
+/// module passes `bindings::CONFIG_HZ`): the same rule, the same inputs
+/// but `hz`, taken as scalars as the C takes them from `sd`.
+#[inline]
+pub fn sd_balance_interval_jiffies_hz<const HZ: u32>(
+    balance_interval_ms: u32,
+    busy_factor: u32,
+    cpu_busy: bool,
+    max_interval_jiffies: u64,
+    busy_dec: bool,
+) -> u64 {
+    interval_jiffies(
+        balance_interval_ms,
+        busy_factor,
+        cpu_busy,
+        max_interval_jiffies,
+        busy_dec,
+        msecs_to_jiffies_hz::<HZ>,
+    )
+}
+
+/// The rule, whichever way milliseconds become jiffies.
+#[inline(always)]
+fn interval_jiffies(
+    balance_interval_ms: u32,
+    busy_factor: u32,
+    cpu_busy: bool,
+    max_interval_jiffies: u64,
+    busy_dec: bool,
+    to_jiffies: impl FnOnce(u32) -> u64,
+) -> u64 {
+    let mut interval_ms = u64::from(balance_interval_ms);
+    if cpu_busy {
         // unsigned long *= unsigned int: two u32 values, no overflow.
-        interval_ms = interval_ms.wrapping_mul(u64::from(i.busy_factor));
+        interval_ms = interval_ms.wrapping_mul(u64::from(busy_factor));
     }
     // msecs_to_jiffies(const unsigned int m): C truncates, so do we.
-    let mut interval = msecs_to_jiffies(interval_ms as u32, i.hz);
-    if i.cpu_busy && i.busy_dec {
+    let mut interval = to_jiffies(interval_ms as u32);
+    if cpu_busy && busy_dec {
         interval = interval.wrapping_sub(1);
     }
     // clamp(val, lo, hi) is min(max(val, lo), hi).
-    interval.max(1).min(i.max_interval_jiffies)
+    interval.max(1).min(max_interval_jiffies)
 }
 
 #[cfg(test)]
@@ -120,6 +166,20 @@ mod tests {
                 max_interval_jiffies: max, hz, busy_dec: dec,
             });
             prop_assert!(j >= 1 && j <= max);
+        }
+
+        // The constant-HZ form is the run-time one at that HZ.
+        #[test]
+        fn constant_hz_is_run_time_hz(ms in any::<u32>(), f in any::<u32>(), busy in any::<bool>(),
+                                      max in any::<u64>(), dec in any::<bool>()) {
+            let at = |hz| sd_balance_interval_jiffies(IntervalInput {
+                balance_interval_ms: ms, busy_factor: f, cpu_busy: busy,
+                max_interval_jiffies: max, hz, busy_dec: dec,
+            });
+            prop_assert_eq!(sd_balance_interval_jiffies_hz::<100>(ms, f, busy, max, dec), at(100));
+            prop_assert_eq!(sd_balance_interval_jiffies_hz::<250>(ms, f, busy, max, dec), at(250));
+            prop_assert_eq!(sd_balance_interval_jiffies_hz::<300>(ms, f, busy, max, dec), at(300));
+            prop_assert_eq!(sd_balance_interval_jiffies_hz::<1000>(ms, f, busy, max, dec), at(1000));
         }
 
         // The -1 moves a busy interval by at most one jiffy.

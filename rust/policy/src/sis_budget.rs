@@ -30,14 +30,30 @@ pub const SIS_MIN_CORES: u32 = 2;
 
 /// SIS_PROP's budget in cores for an LLC of `span_weight` CPUs, given the
 /// predicted idle time and the average per-CPU scan cost.
+///
+/// The RFC's test and division are one division and a floor: where
+/// `span_avg > 2 * avg_cost` the quotient is at least 2, and where not it
+/// is at most 2 (exactly 2 only with no remainder), so `nr` is the quotient
+/// or 2, whichever is larger. On the path that divides, that spends
+/// fewer instructions than the C's test, toward what the rule does and the
+/// C does not: a cost of `u64::MAX` (the C divides by zero), a product
+/// beyond 64 bits (the C wraps) and a quotient beyond `u32` (the C
+/// truncates it into an `int`); `rust/cref/rule-cost-exceptions.txt` has
+/// the count.
 pub fn sis_prop_cores(span_weight: u32, avg_idle_ns: u64, avg_scan_cost_ns: u64) -> u32 {
-    let avg_cost = avg_scan_cost_ns.saturating_add(1);
+    // A cost of u64::MAX: cost + 1, saturated, is u64::MAX, and no
+    // span_avg exceeds twice that: the floor.
+    let Some(avg_cost) = avg_scan_cost_ns.checked_add(1) else {
+        return SIS_MIN_CORES;
+    };
     let span_avg = u64::from(span_weight).saturating_mul(avg_idle_ns);
-    if span_avg > u64::from(SIS_MIN_CORES).saturating_mul(avg_cost) {
-        u32::try_from(span_avg / avg_cost).unwrap_or(u32::MAX)
-    } else {
-        SIS_MIN_CORES
+    let cores = span_avg / avg_cost;
+    // The floor and the u32 range in one comparison where the budget is
+    // neither (the usual case).
+    if cores.wrapping_sub(u64::from(SIS_MIN_CORES)) <= u64::from(u32::MAX - SIS_MIN_CORES) {
+        return cores as u32;
     }
+    u32::try_from(cores).unwrap_or(u32::MAX).max(SIS_MIN_CORES)
 }
 
 /// The budget a scan runs with. `None` means no scan at all.
@@ -114,6 +130,24 @@ mod tests {
                 cores: u32::MAX
             })
         );
+    }
+
+    // The quotient itself at the ends of the u32 range (one CPU, cost 0:
+    // the budget is the idle time): the floor below, saturation above.
+    #[test]
+    fn quotient_at_the_ends_of_the_range() {
+        for (idle, cores) in [
+            (0, SIS_MIN_CORES),
+            (1, SIS_MIN_CORES),
+            (2, 2),
+            (3, 3),
+            (u64::from(u32::MAX) - 1, u32::MAX - 1),
+            (u64::from(u32::MAX), u32::MAX),
+            (u64::from(u32::MAX) + 1, u32::MAX),
+            (1 << 40, u32::MAX),
+        ] {
+            assert_eq!(sis_prop_cores(1, idle, 0), cores, "idle={idle}");
+        }
     }
 
     #[test]

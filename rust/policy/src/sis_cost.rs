@@ -36,11 +36,16 @@ pub fn update_avg_scan_cost(avg_scan_cost_ns: u64, scan_time_ns: u64, loops: u32
     // fits an s64, and where it does not (times beyond 292 years, which
     // the C would wrap into a cost outside both), the average still moves
     // toward the sample and stays between the two, as the kernel checks.
+    // One subtraction gives the difference and which side is larger (its
+    // borrow); an eighth of the distance added to or taken from the
+    // average stays between it and the sample, so neither wraps.
     let step = SCAN_COST_EWMA_DIV.unsigned_abs();
-    if per_cpu_ns >= avg_scan_cost_ns {
-        avg_scan_cost_ns.saturating_add((per_cpu_ns - avg_scan_cost_ns) / step)
+    let (diff_ns, below) = per_cpu_ns.overflowing_sub(avg_scan_cost_ns);
+    if below {
+        // diff_ns is per - avg + 2^64: its negation is avg - per.
+        avg_scan_cost_ns.wrapping_sub(diff_ns.wrapping_neg() / step)
     } else {
-        avg_scan_cost_ns.saturating_sub((avg_scan_cost_ns - per_cpu_ns) / step)
+        avg_scan_cost_ns.wrapping_add(diff_ns / step)
     }
 }
 
@@ -70,6 +75,20 @@ mod tests {
             c = update_avg_scan_cost(c, 120, 1);
         }
         assert!((113..=120).contains(&c), "{c}");
+    }
+
+    // Beyond an s64 of difference the C would wrap; the rule still moves
+    // an eighth of the way, up or down, and stays between the two.
+    #[test]
+    fn extremes_move_an_eighth() {
+        assert_eq!(update_avg_scan_cost(0, u64::MAX, 1), u64::MAX / 8);
+        assert_eq!(
+            update_avg_scan_cost(u64::MAX, 0, 1),
+            u64::MAX - u64::MAX / 8
+        );
+        assert_eq!(update_avg_scan_cost(u64::MAX, u64::MAX, 1), u64::MAX);
+        assert_eq!(update_avg_scan_cost(8, 0, 1), 7);
+        assert_eq!(update_avg_scan_cost(7, 0, 1), 7);
     }
 
     #[test]
