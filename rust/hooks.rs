@@ -73,7 +73,7 @@ macro_rules! unless_left_out {
             #[cfg(not(slb_hostile))]
             let f = $f::<true>;
             #[cfg(slb_hostile)]
-            let f = crate::hostile::$f;
+            let f = crate::hostile::$f::<true>;
             Some(f)
         }
     };

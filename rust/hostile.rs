@@ -40,10 +40,10 @@ fn next_lie(n: u32) -> u32 {
 /// # Safety
 ///
 /// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn balance_interval(
+pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
     _args: *const bindings::sched_lb_interval_args,
 ) -> u64 {
-    INTERVAL.record::<true>(true, &[]);
+    INTERVAL.record::<COUNT>(true, &[]);
     if next_lie(2) == 0 {
         0
     } else {
@@ -57,8 +57,10 @@ pub(crate) unsafe extern "C" fn balance_interval(
 /// # Safety
 ///
 /// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_streak_args) {
-    STREAK.record::<true>(true, &[]);
+pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(
+    args: *mut bindings::sched_lb_streak_args,
+) {
+    STREAK.record::<COUNT>(true, &[]);
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
     a.failures = a.failures.saturating_add(1000);
@@ -72,8 +74,10 @@ pub(crate) unsafe extern "C" fn newidle_account(args: *mut bindings::sched_lb_st
 /// # Safety
 ///
 /// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_args) -> c_int {
-    SIS.record::<true>(true, &[]);
+pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
+    args: *mut bindings::sched_lb_sis_args,
+) -> c_int {
+    SIS.record::<COUNT>(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(cpu_idle) = a.cpu_idle {
@@ -111,7 +115,9 @@ pub(crate) unsafe extern "C" fn sis_select(args: *mut bindings::sched_lb_sis_arg
 /// # Safety
 ///
 /// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_args) {
+pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
+    args: *mut bindings::sched_lb_sis_args,
+) {
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
     a.avg_scan_cost_ns = u64::MAX;
@@ -124,8 +130,10 @@ pub(crate) unsafe extern "C" fn sis_account(args: *mut bindings::sched_lb_sis_ar
 /// # Safety
 ///
 /// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn steal(args: *mut bindings::sched_lb_steal_args) -> c_int {
-    STEAL.record::<true>(true, &[]);
+pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
+    args: *mut bindings::sched_lb_steal_args,
+) -> c_int {
+    STEAL.record::<COUNT>(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(steal_from) = a.steal_from {
