@@ -46,20 +46,10 @@ hooks=${HOOKS:-0}
 out_default=$SLB_CACHE/bench
 [ "$hooks" = 1 ] && out_default=$SLB_CACHE/bench-hooks
 out=${SLB_BENCH_OUT:-$out_default}
-kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
 need_tool valgrind
 need_tool python3
 need_tool cargo
-if [ -z "${SLB_KERNEL:-}" ]; then
-	"$SLB_ROOT/scripts/prepare-kernel.sh"
-	"$SLB_ROOT/scripts/build-kernel.sh"
-fi
-[ -f "$kernel" ] || die "no kernel at $kernel: unset SLB_KERNEL to build the $SLB_FLAVOR kernel, or point it at a bzImage"
-# The checkout's own module build belongs to the test kernel.
-stage "module build ($SLB_FLAVOR)"
-module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"
-stage_end
-export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
+flavor_kernel_and_module
 rm -rf "$out"
 mkdir -p "$out"
 

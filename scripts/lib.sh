@@ -134,6 +134,23 @@ module_variant() {
 	cp "$src/sched_lb_rs.ko" "$dest/$name.ko"
 }
 
+# The $SLB_FLAVOR kernel, built unless SLB_KERNEL points at a bzImage, and
+# a build of the module for it, exported as SLB_MODULE: what make bench and
+# make site-cost boot. Sets $kernel.
+flavor_kernel_and_module() {
+	if [ -z "${SLB_KERNEL:-}" ]; then
+		"$SLB_ROOT/scripts/prepare-kernel.sh"
+		"$SLB_ROOT/scripts/build-kernel.sh"
+	fi
+	kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
+	[ -f "$kernel" ] || die "no kernel at $kernel: unset SLB_KERNEL to build the $SLB_FLAVOR kernel, or point it at a bzImage"
+	# The checkout's own module build belongs to the test kernel.
+	stage "module build ($SLB_FLAVOR)"
+	module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"
+	stage_end
+	export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
+}
+
 # qemu_numa SIZE:CPUS...: QEMU arguments for one NUMA node per argument,
 # node i with SIZE of memory (the sizes add up to boot.sh's -m) and the
 # CPUS range, or none ("512M:") for a memory-only node.

@@ -27,14 +27,7 @@ esac
 out=$SLB_CACHE/site-cost
 need_tool qemu-system-x86_64
 need_tool python3
-if [ -z "${SLB_KERNEL:-}" ]; then
-	"$SLB_ROOT/scripts/prepare-kernel.sh"
-	"$SLB_ROOT/scripts/build-kernel.sh"
-fi
-stage "module build ($SLB_FLAVOR)"
-module_variant "$SLB_CACHE/guest-modules" "module-$SLB_FLAVOR"
-stage_end
-export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
+flavor_kernel_and_module
 rm -rf "$out"
 mkdir -p "$out"
 logs=()
