@@ -15,10 +15,12 @@
 //!
 //! Each prints reST tables with the thread's numbers beside the model's.
 //! `quick` shortens the runs for the regression tests; the documented
-//! numbers come from the full runs.
+//! numbers come from the full runs. The baseline is [`STOCK`]: 6.12.117
+//! as the project boots it with the series' flags at their defaults
+//! (NI_RANDOM on, HZ 250 unless `--hz` says otherwise).
 
 use crate::flags::{Flags, Knobs, PreferSibling};
-use crate::sim::Config;
+use crate::sim::{Config, DEFAULT_HZ};
 use crate::stats::RunResult;
 use crate::topology::Topology;
 use crate::workload::Workload;
@@ -32,6 +34,10 @@ pub const NAMES: &[&str] = &[
     "newidle",
     "steal",
 ];
+
+/// The label of the baseline: every flag at its default, which is stock
+/// 6.12.117 with its NI_RANDOM on.
+pub const STOCK: &str = "6.12.117 stock (NI_RANDOM on)";
 
 /// The workload of `schedsim bench`: 448 run/sleep tasks and 64 hogs on
 /// 224 CPUs, so wakeups, newidle balancing and periodic balancing all run.
@@ -48,16 +54,26 @@ pub struct Variant {
     pub knobs: Knobs,
     /// STEAL ablation.
     pub steal_ignore_node_limit: bool,
+    /// `CONFIG_HZ`.
+    pub hz: u32,
 }
 
 impl Variant {
-    fn new(label: &str, flags: &str) -> Self {
+    /// `label` with `flags` applied to the defaults, default knobs, HZ 250.
+    pub fn new(label: &str, flags: &str) -> Self {
         Self {
             label: label.into(),
             flags: flags.into(),
             knobs: Knobs::default(),
             steal_ignore_node_limit: false,
+            hz: DEFAULT_HZ,
         }
+    }
+
+    /// The same variant at `hz`.
+    fn at_hz(mut self, hz: u32) -> Self {
+        self.hz = hz;
+        self
     }
 }
 
@@ -78,6 +94,7 @@ pub fn run_variant(
     cfg.flags = f;
     cfg.knobs = v.knobs;
     cfg.steal_ignore_node_limit = v.steal_ignore_node_limit;
+    cfg.hz = v.hz;
     cfg.samples = samples;
     Ok(crate::run(cfg))
 }
@@ -150,12 +167,24 @@ pub fn rst_table(headers: &[&str], rows: &[Vec<String>]) -> String {
 }
 
 /// Options of an experiment run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Opts {
     /// Where to write SVG plots.
     pub plot_dir: Option<String>,
     /// Short runs (tests).
     pub quick: bool,
+    /// `CONFIG_HZ` of every run.
+    pub hz: u32,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Self {
+            plot_dir: None,
+            quick: false,
+            hz: DEFAULT_HZ,
+        }
+    }
 }
 
 fn plot(opts: &Opts, name: &str, r: &RunResult) -> Result<(), String> {
@@ -172,7 +201,7 @@ fn plot(opts: &Opts, name: &str, r: &RunResult) -> Result<(), String> {
 pub struct FairnessRow {
     /// Threads.
     pub threads: u32,
-    /// "v5.9 switches" or "6.12".
+    /// "v5.9 switches" or [`STOCK`].
     pub mode: &'static str,
     /// Per seed, min/max work %.
     pub ratios: Vec<f64>,
@@ -181,10 +210,8 @@ pub struct FairnessRow {
 /// The "before" of Guittot 2020 as the series can A/B it on 6.12.
 pub fn v5_9_variant() -> Variant {
     Variant {
-        label: "v5.9 switches".into(),
-        flags: "-LB_RELAX_FAILED,-LB_BUSY_INTERVAL_DEC".into(),
         knobs: Knobs::v5_9(),
-        steal_ignore_node_limit: false,
+        ..Variant::new("v5.9 switches", "-LB_RELAX_FAILED,-LB_BUSY_INTERVAL_DEC")
     }
 }
 
@@ -199,8 +226,9 @@ pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
     for n in [9u32, 11] {
         for (mode, v) in [
             ("v5.9 switches", v5_9_variant()),
-            ("6.12", Variant::new("6.12", "")),
+            (STOCK, Variant::new(STOCK, "")),
         ] {
+            let v = v.at_hz(opts.hz);
             let mut ratios = Vec::new();
             for s in 1..=seeds {
                 let samples = if s == 1 && opts.plot_dir.is_some() {
@@ -210,7 +238,7 @@ pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
                 };
                 let r = run_variant("2x4", &format!("fairness:{n}"), &v, s, duration_ms, samples)?;
                 if samples > 0 {
-                    let tag = if mode == "6.12" { "after" } else { "before" };
+                    let tag = if mode == STOCK { "after" } else { "before" };
                     plot(opts, &format!("fairness-{n}-{tag}"), &r)?;
                 }
                 ratios.push(r.min_max_ratio_pct(None));
@@ -224,9 +252,9 @@ pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
     }
     let thread = [
         (9u32, "v5.9 switches", "78.3% (+/- 6.60%), worst 68.6%"),
-        (9, "6.12", "91.20% (+/- 2.44%), worst 85.67%"),
+        (9, STOCK, "91.20% (+/- 2.44%), worst 85.67%"),
         (11, "v5.9 switches", "65.91% (+/- 8.26%), worst 53.52%"),
-        (11, "6.12", "91.34% (+/- 1.87%), worst 87.26%"),
+        (11, STOCK, "91.34% (+/- 1.87%), worst 87.26%"),
     ];
     let table_rows: Vec<Vec<String>> = rows
         .iter()
@@ -245,8 +273,10 @@ pub fn fairness(opts: &Opts) -> Result<(String, Vec<FairnessRow>), String> {
             ]
         })
         .collect();
-    let mut o =
-        format!("fairness-2x4: {seeds} seeds x {duration_ms} ms, min/max work of the threads\n\n");
+    let mut o = format!(
+        "fairness-2x4: {seeds} seeds x {duration_ms} ms at HZ {}, min/max work of the threads\n\n",
+        opts.hz
+    );
     o.push_str(&rst_table(
         &["threads", "rules", "schedsim", "thread (rt-app, arm64 2x4)"],
         &table_rows,
@@ -289,7 +319,7 @@ pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
         ("v4.8 (SMT only)", PreferSibling::SmtOnly),
     ] {
         for (label, flags) in thresholds {
-            let mut v = Variant::new(label, flags);
+            let mut v = Variant::new(label, flags).at_hz(opts.hz);
             v.knobs.prefer_sibling = ps;
             let (mut m, mut sp, mut mi, mut ac) = (vec![], vec![], vec![], vec![]);
             for s in 1..=seeds {
@@ -335,7 +365,8 @@ pub fn buddy(opts: &Opts) -> Result<(String, Vec<BuddyRow>), String> {
         })
         .collect();
     let mut o = format!(
-        "buddy-x5472: buddy:1 (20 us work, 10 us overlap), {seeds} seeds x {duration_ms} ms, means\n\n"
+        "buddy-x5472: buddy:1 (20 us work, 10 us overlap), {seeds} seeds x {duration_ms} ms at HZ {}, means\n\n",
+        opts.hz
     );
     o.push_str(&rst_table(
         &[
@@ -376,7 +407,7 @@ pub struct SisRow {
 /// The SIS variants of Zijlstra's RFC, as the RFC's table names them.
 pub fn sis_variants() -> Vec<Variant> {
     vec![
-        Variant::new("6.12 (SIS_UTIL)", ""),
+        Variant::new("6.12.117 stock (SIS_UTIL, NI_RANDOM on)", ""),
         Variant::new("no limit", "-SIS_UTIL"),
         Variant::new("ORIG: SIS_PROP", "-SIS_UTIL,+SIS_PROP"),
         Variant::new("AGE+ONCE", "-SIS_UTIL,+SIS_PROP,+SIS_AGE,+SIS_ONCE"),
@@ -399,6 +430,7 @@ pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
     let mut rows = Vec::new();
     for &g in groups {
         for v in sis_variants() {
+            let v = v.at_hz(opts.hz);
             let rs = run_seeds(
                 "xeon2x22",
                 &format!("hackbench:{g}"),
@@ -435,7 +467,8 @@ pub fn sis(opts: &Opts) -> Result<(String, Vec<SisRow>), String> {
         })
         .collect();
     let mut o = format!(
-        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), {seeds} seeds x {duration_ms} ms, means\n\n"
+        "sis-hackbench: xeon2x22, hackbench:G (20 fds, 20 us per message), {seeds} seeds x {duration_ms} ms at HZ {}, means\n\n",
+        opts.hz
     );
     o.push_str(&rst_table(
         &[
@@ -477,16 +510,21 @@ pub struct NewidleRow {
 /// Low 2013 and Jain 2018: the newidle walk with the backoff and the costs.
 pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
     let (duration_ms, seeds) = if opts.quick { (200, 1) } else { (1_000, 3) };
-    let variants = [
-        Variant::new("6.12", ""),
+    let mut variants = vec![
+        Variant::new(STOCK, ""),
         Variant::new("NEWIDLE_BACKOFF", "+NEWIDLE_BACKOFF"),
         Variant::new("SD_MIGRATION_COST", "+SD_MIGRATION_COST"),
         Variant::new("both", "+NEWIDLE_BACKOFF,+SD_MIGRATION_COST"),
     ];
+    if !opts.quick {
+        // For scale, what NI_RANDOM (6.12.117's own newidle limit, on in
+        // every other row) does; the regression tests do not read it.
+        variants.insert(1, Variant::new("NO_NI_RANDOM", "-NI_RANDOM"));
+    }
     let mut rows = Vec::new();
     for (topo, wl) in [("8socket", "hackbench:4"), ("xeon2x22", "hackbench:4")] {
         for v in &variants {
-            let rs = run_seeds(topo, wl, v, seeds, duration_ms)?;
+            let rs = run_seeds(topo, wl, &v.clone().at_hz(opts.hz), seeds, duration_ms)?;
             let cap = |r: &RunResult| r.duration_ns as f64 * f64::from(r.nr_cpus);
             rows.push(NewidleRow {
                 topo,
@@ -518,8 +556,10 @@ pub fn newidle(opts: &Opts) -> Result<(String, Vec<NewidleRow>), String> {
             ]
         })
         .collect();
-    let mut o =
-        format!("newidle: hackbench:4 (160 tasks), {seeds} seeds x {duration_ms} ms, means\n\n");
+    let mut o = format!(
+        "newidle: hackbench:4 (160 tasks), {seeds} seeds x {duration_ms} ms at HZ {}, means\n\n",
+        opts.hz
+    );
     o.push_str(&rst_table(
         &[
             "machine",
@@ -571,12 +611,12 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
     let cases: Vec<(&'static str, Vec<Variant>)> = vec![
         (
             "xeon2x22",
-            vec![Variant::new("6.12", ""), Variant::new("STEAL", "+STEAL")],
+            vec![Variant::new(STOCK, ""), Variant::new("STEAL", "+STEAL")],
         ),
         (
             "8socket",
             vec![
-                Variant::new("6.12", ""),
+                Variant::new(STOCK, ""),
                 Variant::new("STEAL", "+STEAL"),
                 unlimited,
             ],
@@ -586,7 +626,8 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
     for (topo, vs) in &cases {
         for &g in groups {
             for v in vs {
-                let rs = run_seeds(topo, &format!("hackbench:{g}"), v, seeds, duration_ms)?;
+                let v = v.clone().at_hz(opts.hz);
+                let rs = run_seeds(topo, &format!("hackbench:{g}"), &v, seeds, duration_ms)?;
                 rows.push(StealRow {
                     topo,
                     groups: g,
@@ -618,7 +659,10 @@ pub fn steal(opts: &Opts) -> Result<(String, Vec<StealRow>), String> {
             ]
         })
         .collect();
-    let mut o = format!("steal: hackbench:G (20 fds), {seeds} seeds x {duration_ms} ms, means\n\n");
+    let mut o = format!(
+        "steal: hackbench:G (20 fds), {seeds} seeds x {duration_ms} ms at HZ {}, means\n\n",
+        opts.hz
+    );
     o.push_str(&rst_table(
         &[
             "machine",
@@ -653,7 +697,18 @@ pub fn run_named(name: &str, opts: &Opts) -> Result<String, String> {
     }
 }
 
-/// `schedsim experiment NAME|all [--plot-dir DIR] [--quick]`.
+/// `--hz N`: `CONFIG_HZ`, within the range of the kernel's choices
+/// (`HZ_100` to `HZ_1000`); any value there works, 250 is the guest's.
+pub fn parse_hz(v: &str) -> Result<u32, String> {
+    v.parse::<u32>()
+        .ok()
+        .filter(|hz| (100..=1000).contains(hz))
+        .ok_or_else(|| {
+            format!("bad --hz '{v}': expected 100..=1000 (the kernel offers 100, 250, 300, 1000)")
+        })
+}
+
+/// `schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]`.
 pub fn cli(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value};
     let mut opts = Opts::default();
@@ -666,6 +721,10 @@ pub fn cli(args: &[String]) -> Result<(), String> {
                 opts.plot_dir = Some(v.into_string().map_err(|_| "--plot-dir: not UTF-8")?);
             }
             Long("quick") => opts.quick = true,
+            Long("hz") => {
+                let v = p.value().map_err(|_| "--hz needs a value")?;
+                opts.hz = parse_hz(&v.to_string_lossy())?;
+            }
             Long(a) => return Err(format!("unknown argument '--{a}'")),
             Short(c) => return Err(format!("unknown argument '-{c}'")),
             Value(v) => name = Some(v.to_string_lossy().into_owned()),

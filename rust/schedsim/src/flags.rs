@@ -4,8 +4,11 @@
 //!
 //! Mirrors the `SCHED_FEAT()` lines the patches add to
 //! `kernel/sched/features.h` (patches 0002 to 0014), with the same
-//! defaults, plus 6.12's own `SIS_UTIL` (on). With every flag at its
-//! default the simulated kernel is stock 6.12.
+//! defaults, plus the stock 6.12.117 features the model reads, with
+//! theirs: `LB_MIN` (off), `NI_RANDOM` (on) and `SIS_UTIL` (on). With
+//! every flag at its default the simulated kernel is 6.12.117 as the
+//! project boots it, the series' policies off: "6.12.117 stock" in the
+//! experiments, NI_RANDOM on.
 //!
 //! Knobs are what the kernel exposes per domain in debugfs rather than as
 //! flags (`busy_factor`, `imbalance_pct`), plus one simulator-only knob,
@@ -15,6 +18,12 @@
 /// The flags, by kernel name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flags {
+    /// `LB_MIN` (stock 6.12.117, default off): `detach_tasks()` skips
+    /// tasks of load below 16 until balancing has failed once.
+    pub lb_min: bool,
+    /// `NI_RANDOM` (stock 6.12.117, default on): newidle balancing of a
+    /// domain runs with a probability that follows its success rate.
+    pub ni_random: bool,
     /// `BALANCE_IDLE_CPUS` (Galbraith 2016, default on).
     pub balance_idle_cpus: bool,
     /// `BALANCE_IDLE_LLC2` (Galbraith 2016, default off).
@@ -31,7 +40,7 @@ pub struct Flags {
     pub sd_migration_cost: bool,
     /// `SIS_PROP` (Zijlstra's RFC 2018, default off).
     pub sis_prop: bool,
-    /// `SIS_UTIL` (6.12, default on).
+    /// `SIS_UTIL` (stock 6.12.117, default on).
     pub sis_util: bool,
     /// `SIS_AGE` (Zijlstra's RFC 2018, default off).
     pub sis_age: bool,
@@ -46,6 +55,8 @@ pub struct Flags {
 impl Default for Flags {
     fn default() -> Self {
         Self {
+            lb_min: false,
+            ni_random: true,
             balance_idle_cpus: true,
             balance_idle_llc2: false,
             lb_relax_failed: true,
@@ -63,8 +74,13 @@ impl Default for Flags {
     }
 }
 
-/// Every flag name, in `features.h` order.
+/// Every flag name: the stock ones that come before the series' in
+/// `features.h` (`LB_MIN`, `NI_RANDOM`), then the series' in the order its
+/// patches add them, with stock `SIS_UTIL` among the SIS flags it combines
+/// with.
 pub const FLAG_NAMES: &[&str] = &[
+    "LB_MIN",
+    "NI_RANDOM",
     "BALANCE_IDLE_CPUS",
     "BALANCE_IDLE_LLC2",
     "LB_RELAX_FAILED",
@@ -83,6 +99,8 @@ pub const FLAG_NAMES: &[&str] = &[
 impl Flags {
     fn slot(&mut self, name: &str) -> Option<&mut bool> {
         Some(match name {
+            "LB_MIN" => &mut self.lb_min,
+            "NI_RANDOM" => &mut self.ni_random,
             "BALANCE_IDLE_CPUS" => &mut self.balance_idle_cpus,
             "BALANCE_IDLE_LLC2" => &mut self.balance_idle_llc2,
             "LB_RELAX_FAILED" => &mut self.lb_relax_failed,
@@ -165,9 +183,12 @@ pub struct Knobs {
     pub imbalance_pct_above_llc: u32,
     /// Where `SD_PREFER_SIBLING` is set.
     pub prefer_sibling: PreferSibling,
-    /// Simulator-only: v5.9's `need_active_balance()`, which kicked an
-    /// active balance after `cache_nice_tries + 2` failures whatever the
-    /// migration type (5.10 and later: only `migrate_task`).
+    /// Simulator-only: v5.9's active balance. Its `need_active_balance()`
+    /// kicked after `cache_nice_tries + 2` failures whatever the migration
+    /// type (5.10 and later: only `migrate_task`), and the kick set
+    /// `nr_balance_failed` to `cache_nice_tries + 1` (6.12 has no such
+    /// line: `active_load_balance_cpu_stop()` resets it to 0 once it has
+    /// pushed a task).
     pub active_balance_v5_9: bool,
 }
 
@@ -249,18 +270,24 @@ impl Knobs {
 mod tests {
     use super::*;
 
+    /// Stock 6.12.117 features the model reads (not the series' flags).
+    const STOCK: &[&str] = &["LB_MIN", "NI_RANDOM", "SIS_UTIL"];
+
     /// `kunit/flags` is the one list of the series' flags; the simulator
-    /// adds only stock 6.12's SIS_UTIL, in `features.h` order.
+    /// adds only stock 6.12.117 features, each of them in the kernel's
+    /// `features.h`.
     #[test]
-    fn names_are_kunit_flags_plus_sis_util() {
+    fn names_are_kunit_flags_plus_stock_ones() {
         let series: Vec<&str> = include_str!("../../../kunit/flags").lines().collect();
         let ours: Vec<&str> = FLAG_NAMES
             .iter()
             .copied()
-            .filter(|&n| n != "SIS_UTIL")
+            .filter(|n| !STOCK.contains(n))
             .collect();
         assert_eq!(ours, series);
-        assert!(FLAG_NAMES.contains(&"SIS_UTIL"));
+        for n in STOCK {
+            assert!(FLAG_NAMES.contains(n), "{n}");
+        }
         for name in FLAG_NAMES {
             Flags::default().apply(name).unwrap();
         }
@@ -269,6 +296,9 @@ mod tests {
     #[test]
     fn defaults_are_the_series_defaults() {
         let f = Flags::default();
+        // 6.12.117's features.h: SCHED_FEAT(LB_MIN, false),
+        // SCHED_FEAT(NI_RANDOM, true), SCHED_FEAT(SIS_UTIL, true).
+        assert!(!f.lb_min && f.ni_random);
         assert!(f.balance_idle_cpus && f.lb_relax_failed && f.lb_busy_interval_dec && f.sis_util);
         assert!(!f.balance_idle_llc2 && !f.newidle_backoff && !f.sd_migration_cost);
         assert!(!f.sis_prop && !f.sis_age && !f.sis_once && !f.sis_fold && !f.steal);

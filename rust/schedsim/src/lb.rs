@@ -2,14 +2,18 @@
 
 //! Load balancing: periodic, idle, newidle, and Sistare's STEAL.
 //!
-//! Mirrors `kernel/sched/fair.c` of Linux 6.12: `sched_balance_domains()`
+//! Mirrors `kernel/sched/fair.c` of Linux 6.12.117: `sched_balance_domains()`
 //! (ex `rebalance_domains()`), `sched_balance_rq()` (ex `load_balance()`),
-//! `should_we_balance()`, `update_sd_lb_stats()`, `group_classify()`,
+//! `should_we_balance()`, `update_sd_lb_stats()`, `group_classify()` with
+//! `group_is_overloaded()` and `group_has_capacity()`,
 //! `update_sd_pick_busiest()`, `sched_balance_find_src_group()`,
 //! `calculate_imbalance()`, `sibling_imbalance()`,
-//! `sched_balance_find_src_rq()`, `detach_tasks()`, `can_migrate_task()`,
-//! `need_active_balance()`, `sched_balance_newidle()`,
-//! `update_newidle_cost()` and SIS_UTIL's `update_idle_cpu_scan()`.
+//! `sched_balance_find_src_rq()`, `detach_tasks()`, `can_migrate_task()`
+//! with `task_hot()`, `need_active_balance()`,
+//! `active_load_balance_cpu_stop()`, `sched_balance_newidle()` with
+//! NI_RANDOM, `update_newidle_cost()` and `update_newidle_stats()`, and
+//! SIS_UTIL's `update_idle_cpu_scan()`; STEAL's victim task is patch
+//! 0015's `sched_lb_steal_detach()`.
 //!
 //! Every decision the series made replaceable goes through
 //! `sched_lb_policy`, with the inputs the C shims pass: the idle-CPU
@@ -33,6 +37,14 @@ use sched_lb_policy::steal::{StealOutcome, STEAL_MAX_NUMA_NODES};
 use sched_lb_policy::steal_chain::{self, StealArgs};
 use sched_lb_policy::{detach_load, idle_cpus, sparsemask};
 use std::rc::Rc;
+
+/// `sysctl_sched_nr_migrate` (`SCHED_NR_MIGRATE_BREAK`, not PREEMPT_RT):
+/// the most tasks one detach walk looks at.
+const NR_MIGRATE: usize = 32;
+/// NI_RANDOM's die: `sched_rng() % 1024`.
+const NI_DIE_SIDES: u32 = 1024;
+/// `update_newidle_stats()` halves its counts when the calls reach this.
+const NEWIDLE_CALLS_WINDOW: u32 = 1024;
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,22 +109,38 @@ impl Sim {
             busy_factor: d.busy_factor,
             cpu_busy: busy,
             max_interval_jiffies: self.max_lb_interval_jiffies(),
-            hz: crate::sim::HZ,
+            hz: self.cfg.hz,
             busy_dec: self.cfg.flags.lb_busy_interval_dec,
         })
     }
 
-    /// `update_newidle_cost()`; true if the cost decayed.
-    fn update_newidle_cost(&mut self, cpu: u32, k: usize, cost_ns: u64) -> bool {
+    /// `update_newidle_stats()`: one newidle visit of domain `k` of `cpu`,
+    /// `success` its weighted pull (0: none, or the die said skip).
+    fn update_newidle_stats(&mut self, cpu: u32, k: usize, success: u32) {
+        let d = &mut self.rqs[cpu as usize].dom[k];
+        d.newidle_call = d.newidle_call.saturating_add(1);
+        d.newidle_success = d.newidle_success.saturating_add(success);
+        if d.newidle_call >= NEWIDLE_CALLS_WINDOW {
+            d.newidle_ratio = d.newidle_success;
+            d.newidle_call /= 2;
+            d.newidle_success /= 2;
+        }
+    }
+
+    /// `update_newidle_cost()`; true if the cost decayed. Only a balance
+    /// that cost something counts for NI_RANDOM's statistics, so the
+    /// periodic balancer's decay visits (`cost_ns` 0) do not.
+    fn update_newidle_cost(&mut self, cpu: u32, k: usize, cost_ns: u64, success: u32) -> bool {
+        if cost_ns != 0 {
+            self.update_newidle_stats(cpu, k, success);
+        }
         let j = self.jiffies();
+        let hz = self.hz();
         let d = &mut self.rqs[cpu as usize].dom[k];
         if cost_ns > d.max_newidle_lb_cost_ns {
             d.max_newidle_lb_cost_ns = cost_ns;
             d.last_decay_jiffies = j;
-        } else if j > d
-            .last_decay_jiffies
-            .saturating_add(u64::from(crate::sim::HZ))
-        {
+        } else if j > d.last_decay_jiffies.saturating_add(hz) {
             // 1% a second.
             d.max_newidle_lb_cost_ns = d.max_newidle_lb_cost_ns.saturating_mul(253) / 256;
             d.last_decay_jiffies = j;
@@ -130,12 +158,12 @@ impl Sim {
             IdleType::NotIdle
         };
         let mut busy = idle == IdleType::NotIdle;
-        let mut next = j.saturating_add(60 * u64::from(crate::sim::HZ));
+        let mut next = j.saturating_add(self.hz().saturating_mul(60));
         let mut need_decay = false;
         let mut max_cost = 0u64;
         let levels = self.cfg.topology.domains[cpu as usize].len();
         for k in 0..levels {
-            need_decay |= self.update_newidle_cost(cpu, k, 0);
+            need_decay |= self.update_newidle_cost(cpu, k, 0, 0);
             max_cost =
                 max_cost.saturating_add(self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns);
             let mut interval = self.interval_jiffies(cpu, k, busy);
@@ -218,11 +246,13 @@ impl Sim {
     ) -> SgStats {
         let weight = self.cfg.topology.groups[gid].cpus.len() as u32;
         let (mut load, mut util, mut nr, mut idle_cpus) = (0u64, 0u64, 0u32, 0u32);
+        let mut runnable = 0u64;
         for i in 0..weight as usize {
             let c = self.cfg.topology.groups[gid].cpus[i];
             *cost += self.cost.lb_read_ns(&self.cfg.topology, cpu, c);
             load += self.cpu_load(c);
             util += self.cpu_util(c);
+            runnable = runnable.saturating_add(self.cpu_runnable(c));
             let n = self.nr_running(c);
             nr += n;
             if n == 0 {
@@ -234,8 +264,14 @@ impl Sim {
         let g = &topo.groups[gid];
         let capacity = u64::from(weight) * CAPACITY;
         let pct = u64::from(d.imbalance_pct);
-        let overloaded = nr > weight && capacity * 100 < util * pct;
-        let has_capacity = nr < weight || capacity * 100 > util * pct;
+        // group_is_overloaded() and group_has_capacity(): utilisation, and
+        // since 5.7 also runnable time (tasks waiting for their CPU), each
+        // against the capacity with the domain's imbalance_pct margin.
+        let over_util = capacity.saturating_mul(100) < util.saturating_mul(pct);
+        let over_runnable = capacity.saturating_mul(pct) < runnable.saturating_mul(100);
+        let overloaded = nr > weight && (over_util || over_runnable);
+        let has_capacity = nr < weight
+            || (!over_runnable && capacity.saturating_mul(100) > util.saturating_mul(pct));
         // smt_balance(): the group is an SMT core (its child is SMT).
         let smt_group = k > 0
             && topo.domains[cpu as usize][k - 1].flags & SD_SHARE_CPUCAPACITY != 0
@@ -527,6 +563,21 @@ impl Sim {
         best
     }
 
+    /// `can_migrate_task()` for a queued task `t` going to `dst`, whose
+    /// domain `k` is being balanced: what is left of it with no affinity,
+    /// throttling or NUMA faults in the model is `task_hot()` and the
+    /// failure count that overrides it.
+    fn can_migrate_task(&self, t: usize, dst: u32, k: usize) -> bool {
+        let d = &self.cfg.topology.domains[dst as usize][k];
+        // task_hot(): "SMT siblings share cache", so nothing is hot there.
+        if d.flags & SD_SHARE_CPUCAPACITY != 0 {
+            return true;
+        }
+        let since_ran_ns = self.now_ns.saturating_sub(self.tasks[t].exec_start_ns);
+        let hot = since_ran_ns < MIGRATION_COST_NS;
+        !hot || self.rqs[dst as usize].dom[k].nr_balance_failed > d.cache_nice_tries
+    }
+
     /// `detach_tasks()` + `attach_tasks()`; returns tasks moved.
     fn detach_tasks(
         &mut self,
@@ -544,7 +595,7 @@ impl Sim {
                 d.cache_nice_tries,
             )
         };
-        let loop_max = self.nr_running(src).min(32) as usize;
+        let loop_max = (self.nr_running(src) as usize).min(NR_MIGRATE);
         // cfs_tasks is walked from its tail: least recently run first.
         let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
         cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
@@ -554,16 +605,15 @@ impl Sim {
             if i >= loop_max {
                 break;
             }
-            // can_migrate_task(): cache-hot tasks stay unless balancing
-            // has failed often enough.
-            let hot = self.now_ns.saturating_sub(self.tasks[t].exec_start_ns) < MIGRATION_COST_NS;
-            if hot && failed <= cnt {
+            // Cache-hot tasks stay unless balancing has failed often enough.
+            if !self.can_migrate_task(t, cpu, k) {
                 continue;
             }
             match f.mig {
                 Migration::Load => {
-                    let load = self.task_load(t);
-                    if load < 16 && failed == 0 {
+                    // At least 1, so that the imbalance always shrinks.
+                    let load = self.task_load(t).max(1);
+                    if self.cfg.flags.lb_min && load < 16 && failed == 0 {
                         continue;
                     }
                     // Guittot's 1/4, through the policy.
@@ -580,7 +630,10 @@ impl Sim {
                 }
                 Migration::Util => {
                     let util = self.task_util(t);
-                    if util as i64 > imbalance {
+                    // shr_bound(util, nr_balance_failed): stock 6.12
+                    // relaxes the util test as it does the load test.
+                    let relaxed = util.checked_shr(failed.min(u64::BITS - 1)).unwrap_or(0);
+                    if relaxed as i64 > imbalance {
                         continue;
                     }
                     imbalance = imbalance.saturating_sub(util as i64);
@@ -639,14 +692,23 @@ impl Sim {
             }
             // need_active_balance(): imbalanced_active_balance().
             let failed = self.rqs[cpu as usize].dom[k].nr_balance_failed;
-            let any_type = self.cfg.knobs.active_balance_v5_9;
-            if (any_type || f.mig == Migration::Task) && failed > cnt + 2 {
+            let v5_9 = self.cfg.knobs.active_balance_v5_9;
+            if (v5_9 || f.mig == Migration::Task) && failed > cnt.saturating_add(2) {
                 active = self.active_balance(src, cpu, &mut cost);
-                self.rqs[cpu as usize].dom[k].nr_balance_failed = cnt + 1;
+                if v5_9 {
+                    // v5.9: "We've kicked active balancing, force task
+                    // migration", whether or not the push moved a task.
+                    // 6.12 leaves the count to the stopper.
+                    self.rqs[cpu as usize].dom[k].nr_balance_failed = cnt.saturating_add(1);
+                }
             }
         } else {
             self.rqs[cpu as usize].dom[k].nr_balance_failed = 0;
         }
+        // "We were unbalanced, so reset the balancing interval": after a
+        // kick 6.12 asks need_active_balance() again, which still holds
+        // because the stopper runs later on the busiest CPU; the model
+        // pushes at once, so it resets whatever the push did to the count.
         self.rqs[cpu as usize].dom[k].balance_interval_ms = min_iv;
         Balanced {
             moved: moved + u32::from(active),
@@ -655,7 +717,10 @@ impl Sim {
     }
 
     /// `active_load_balance_cpu_stop()`: the stopper preempts the busiest
-    /// CPU's task, which can then be moved.
+    /// CPU's task, which can then be moved (`LBF_ACTIVE_LB`: no cache-hot
+    /// test). A push resets `nr_balance_failed` of `dst`'s lowest domain
+    /// spanning `src` ("Active balancing done, reset the failure
+    /// counter"); with the v5.9 knob the caller keeps v5.9's count instead.
     fn active_balance(&mut self, src: u32, dst: u32, cost: &mut u64) -> bool {
         if self.rqs[src as usize].curr.is_none() {
             return false;
@@ -672,10 +737,29 @@ impl Sim {
         if self.rqs[src as usize].curr.is_none() {
             self.pick_next(src);
         }
+        if !self.cfg.knobs.active_balance_v5_9 {
+            if let Some(k) = self.lowest_level_spanning(dst, src) {
+                self.rqs[dst as usize].dom[k].nr_balance_failed = 0;
+            }
+        }
         true
     }
 
-    /// `sched_balance_newidle()` with the series' walk rule.
+    /// `for_each_domain(dst, sd) if (cpumask_test_cpu(src, span)) break;`:
+    /// the smallest domain of `dst` that holds `src`.
+    fn lowest_level_spanning(&self, dst: u32, src: u32) -> Option<usize> {
+        self.cfg.topology.domains[dst as usize]
+            .iter()
+            .position(|d| d.span.test(src))
+    }
+
+    /// `sched_balance_newidle()` with the series' walk rule and 6.12.117's
+    /// NI_RANDOM: past the walk rule, each domain is balanced only when a
+    /// 1024-sided die (this CPU's stream, as `sched_rng()` is per CPU)
+    /// falls at or below `1 + newidle_ratio`, its recent pulls per 1024
+    /// visits; a pull then counts `1024 / (1 + newidle_ratio)`, rounded,
+    /// so that the ratio stays an estimate of every visit's success, the
+    /// skipped ones included.
     pub(crate) fn newidle_balance(&mut self, cpu: u32) {
         let levels = self.cfg.topology.domains[cpu as usize].len();
         if levels == 0 {
@@ -707,11 +791,32 @@ impl Sim {
                 stopped = true;
                 break;
             }
+            // Every level has SD_BALANCE_NEWIDLE (sd_init()).
+            let mut weight = 1u32;
+            if f.ni_random {
+                let d1k = self.ni_rng[cpu as usize].below(u64::from(NI_DIE_SIDES)) as u32;
+                weight = self.rqs[cpu as usize].dom[k]
+                    .newidle_ratio
+                    .saturating_add(1);
+                if d1k > weight {
+                    self.update_newidle_stats(cpu, k, 0);
+                    self.stats.newidle_dice_skipped += 1;
+                    continue;
+                }
+                // The pull's weight: 1024 / weight, rounded to nearest.
+                weight = NI_DIE_SIDES.saturating_add(weight / 2) / weight;
+            }
             let b = self.balance_rq(cpu, k, IdleType::NewlyIdle);
             self.stats.newidle_domains += 1;
-            self.update_newidle_cost(cpu, k, b.cost_ns);
+            let pulled_here = b.moved > 0;
+            self.update_newidle_cost(
+                cpu,
+                k,
+                b.cost_ns,
+                weight.saturating_mul(u32::from(pulled_here)),
+            );
             curr_cost = curr_cost.saturating_add(b.cost_ns);
-            if b.moved > 0 || self.nr_running(cpu) > 0 {
+            if pulled_here || self.nr_running(cpu) > 0 {
                 pulled = true;
                 break;
             }
@@ -739,6 +844,28 @@ impl Sim {
         let now = self.jiffies();
         let rq = &mut self.rqs[cpu as usize];
         rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, pulled);
+    }
+
+    /// Patch 0015's `sched_lb_steal_detach()`: the task STEAL takes from
+    /// `src` for `dst`. Not Sistare's leftmost task (with group scheduling
+    /// that tree holds group entities) but `detach_one_task()`'s order:
+    /// from the least recently run end of `cfs_tasks`, at most
+    /// `sysctl_sched_nr_migrate` tasks, the first that `can_migrate_task()`
+    /// accepts in the smallest domain of `dst` spanning both CPUs, so a
+    /// cache-hot task stays unless that domain has failed to balance
+    /// `cache_nice_tries` times, and nothing is hot between SMT siblings.
+    fn steal_victim_task(&self, src: u32, dst: u32) -> Option<usize> {
+        let k = self.lowest_level_spanning(dst, src)?;
+        // A stale bit: fewer than two runnable, nothing to take.
+        if self.nr_running(src) < 2 {
+            return None;
+        }
+        let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
+        cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
+        cands
+            .into_iter()
+            .take(NR_MIGRATE)
+            .find(|&t| self.can_migrate_task(t, dst, k))
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task
@@ -782,10 +909,8 @@ impl Sim {
             if self.nr_running(cpu) > 0 {
                 return StealOutcome::Stop;
             }
-            // The leftmost queued task, "for fairness".
-            let q = &self.rqs[v as usize].queue;
-            match q.iter().min_by_key(|&&t| (self.tasks[t].vruntime, t)) {
-                Some(&t) => {
+            match self.steal_victim_task(v, cpu) {
+                Some(t) => {
                     self.migrate(t, v, cpu);
                     cost += self.cost.migrate_task_ns;
                     StealOutcome::Stolen
@@ -948,9 +1073,251 @@ mod tests {
             "0 took from its sibling 44, not from 5"
         );
         assert_eq!(s.rqs[0].newidle_streak.failures, 0);
+        // The task queued on 5 ran an instant ago: cache hot at the MC
+        // level, where nothing has failed yet, so it stays (the sibling's
+        // task above was as hot, but SMT siblings share their cache).
+        assert!(!s.try_steal(1), "hot task taken across cores");
+        s.now_ns = MIGRATION_COST_NS;
         assert!(s.try_steal(1));
         assert_eq!((s.nr_running(1), s.nr_running(5)), (1, 1));
         assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
         assert!(!s.try_steal(2), "not idle");
+    }
+
+    /// Patch 0015: STEAL takes the least recently run task that
+    /// `can_migrate_task()` accepts, not the smallest vruntime.
+    #[test]
+    fn steal_takes_the_least_recently_run_task() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        move_curr(&mut s, 1, 5); // 0 and 1 idle, 5 runs one and queues two
+        let q = s.rqs[5].queue.clone();
+        assert_eq!(q.len(), 2);
+        let (old, recent) = (q[0], q[1]);
+        s.now_ns = 10 * MIGRATION_COST_NS;
+        // `old` last ran long ago but has the larger vruntime.
+        s.tasks[old].exec_start_ns = 0;
+        s.tasks[recent].exec_start_ns = MIGRATION_COST_NS;
+        s.tasks[old].vruntime = s.tasks[recent].vruntime.saturating_add(1_000_000);
+        assert!(s.try_steal(0));
+        assert_eq!(s.tasks[old].cpu, 0, "the least recently run task moves");
+        assert_eq!(s.tasks[recent].cpu, 5);
+    }
+
+    /// `task_hot()` returns 0 in an SMT domain: an idle SMT sibling takes a
+    /// task that ran an instant ago, which the MC level would leave.
+    #[test]
+    fn nothing_is_cache_hot_between_smt_siblings() {
+        let cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:9").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        assert_eq!(s.nr_running(0), 2);
+        move_curr(&mut s, 1, 2); // 1 idle; 0 (its sibling) runs one, queues one
+        s.now_ns = 10 * MIGRATION_COST_NS;
+        s.resched(0); // the queued task is the one that just ran: hot
+        let hot = s.rqs[0].queue[0];
+        assert!(!s.can_migrate_task(hot, 1, 1), "hot at MC");
+        assert!(s.can_migrate_task(hot, 1, 0), "not hot at SMT");
+        let b = s.balance_rq(1, 0, IdleType::Idle);
+        assert_eq!(b.moved, 1);
+        assert_eq!(s.tasks[hot].cpu, 1);
+    }
+
+    /// 2x4 with one task on each of CPUs 0-4: cluster 0 fully busy, CPU 5
+    /// idle. Its PKG balance wants one task (`migrate_task`) from a CPU
+    /// that runs one, fails, and after `cache_nice_tries + 2` failures
+    /// pushes it actively.
+    fn five_on_2x4(active_balance: &str) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset("2x4").unwrap(),
+            Workload::parse("fairness:5").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        cfg.knobs
+            .apply(&format!("active_balance={active_balance}"))
+            .unwrap();
+        let mut s = Sim::new(cfg);
+        assert_eq!(
+            (0..8).map(|c| s.nr_running(c)).collect::<Vec<_>>(),
+            [1, 1, 1, 1, 1, 0, 0, 0]
+        );
+        s.now_ns = 10 * MIGRATION_COST_NS;
+        for failed in 1..=3 {
+            assert_eq!(s.balance_rq(5, 1, IdleType::Idle).moved, 0);
+            assert_eq!(s.rqs[5].dom[1].nr_balance_failed, failed);
+        }
+        s
+    }
+
+    /// 6.12's `active_load_balance_cpu_stop()`: "Active balancing done,
+    /// reset the failure counter"; v5.9 set it to `cache_nice_tries + 1`.
+    #[test]
+    fn active_push_resets_the_failure_count() {
+        let mut s = five_on_2x4("6.12");
+        let b = s.balance_rq(5, 1, IdleType::Idle);
+        assert_eq!((b.moved, s.stats.active_balances), (1, 1));
+        assert_eq!(s.nr_running(5), 1);
+        assert_eq!(s.rqs[5].dom[1].nr_balance_failed, 0);
+
+        let mut old = five_on_2x4("v5.9");
+        assert_eq!(old.balance_rq(5, 1, IdleType::Idle).moved, 1);
+        let cnt = old.cfg.topology.domains[5][1].cache_nice_tries;
+        assert_eq!(old.rqs[5].dom[1].nr_balance_failed, cnt + 1);
+    }
+
+    /// LB_MIN (off in 6.12.117): a task of load below 16 is skipped while
+    /// nothing has failed, only when the flag is on.
+    #[test]
+    fn lb_min_only_when_on() {
+        for (lb_min, moved) in [(false, 1), (true, 0)] {
+            let mut s = eleven_on_2x4(117);
+            s.cfg.flags.lb_min = lb_min;
+            // The queued tasks of the busiest cluster barely ran.
+            for c in 0..4 {
+                for t in s.rqs[c].queue.clone() {
+                    s.tasks[t].load = crate::pelt::Pelt::new(s.now_ns, 10);
+                }
+            }
+            let b = s.balance_rq(4, 1, IdleType::NotIdle);
+            assert_eq!(b.moved, moved, "LB_MIN {lb_min}");
+        }
+    }
+
+    /// 6.12's group_is_overloaded(): more tasks than CPUs and runnable time
+    /// above the capacity margin is overloaded even with low utilisation.
+    #[test]
+    fn runnable_time_makes_a_group_overloaded() {
+        let mut s = eleven_on_2x4(117);
+        assert_eq!(s.nr_running(0), 2);
+        let now = s.now_ns;
+        // CPU 0 ran little lately (util 400) but had two tasks waiting
+        // (runnable 2048): 1024 * 117 < 2048 * 100.
+        s.rqs[0].util = crate::pelt::Pelt::new(now, 400);
+        s.rqs[0].load = crate::pelt::Pelt::new(now, 2048);
+        let gid = *s.cfg.topology.domains[1][0]
+            .groups
+            .iter()
+            .find(|&&g| s.cfg.topology.groups[g].cpus == [0])
+            .unwrap();
+        let mut cost = 0;
+        let g = s.group_stats(1, 0, gid, false, IdleType::NotIdle, &mut cost);
+        assert_eq!(g.gtype, GroupType::Overloaded);
+        // Runnable at the margin (1024 * 117 / 100 = 1198): not overloaded,
+        // and with utilisation that low the group has spare capacity.
+        s.rqs[0].load = crate::pelt::Pelt::new(now, 1198);
+        let g = s.group_stats(1, 0, gid, false, IdleType::NotIdle, &mut cost);
+        assert_eq!(g.gtype, GroupType::HasSpare);
+    }
+
+    /// 2x4, fairness:9: CPU 0 runs two tasks; CPU 3's task is moved to CPU
+    /// 1, so CPU 3 is idle with an overloaded CPU in its MC domain.
+    fn idle_cpu3_on_2x4(ni_random: bool) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset("2x4").unwrap(),
+            Workload::parse("fairness:9").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        cfg.flags.ni_random = ni_random;
+        let mut s = Sim::new(cfg);
+        move_curr(&mut s, 3, 1);
+        assert_eq!(s.nr_running(3), 0);
+        s.now_ns = 10 * MIGRATION_COST_NS;
+        s
+    }
+
+    /// NI_RANDOM: a domain whose newidle balances never pull (ratio 0) is
+    /// balanced on 2 die faces of 1024; without NI_RANDOM, always.
+    #[test]
+    fn ni_random_skips_domains_that_do_not_pull() {
+        let mut s = idle_cpu3_on_2x4(true);
+        for d in s.rqs[3].dom.iter_mut() {
+            d.newidle_ratio = 0;
+        }
+        s.newidle_balance(3);
+        assert_eq!(s.nr_running(3), 0, "the dice skipped every domain");
+        assert_eq!(
+            (s.stats.newidle_dice_skipped, s.stats.newidle_domains),
+            (2, 0)
+        );
+        // A skipped visit counts as a call without success.
+        assert!(s.rqs[3].dom.iter().all(|d| d.newidle_call == 513));
+
+        let mut s = idle_cpu3_on_2x4(false);
+        for d in s.rqs[3].dom.iter_mut() {
+            d.newidle_ratio = 0;
+        }
+        s.newidle_balance(3);
+        assert_eq!(s.nr_running(3), 1);
+        assert_eq!(s.stats.newidle_dice_skipped, 0);
+    }
+
+    /// NI_RANDOM: a domain that always pulls (ratio 1023) is always
+    /// balanced, and its pull counts `(1024 + 512) / 1024` = 1.
+    #[test]
+    fn ni_random_weights_a_pull_by_its_odds() {
+        let mut s = idle_cpu3_on_2x4(true);
+        s.rqs[3].dom[0].newidle_ratio = 1023;
+        s.newidle_balance(3);
+        assert_eq!(s.nr_running(3), 1);
+        let d = &s.rqs[3].dom[0];
+        assert_eq!((d.newidle_call, d.newidle_success), (513, 257));
+        // Without NI_RANDOM the weight is 1 too, and the statistics
+        // are kept all the same (they only steer the dice).
+        let mut s = idle_cpu3_on_2x4(false);
+        s.newidle_balance(3);
+        let d = &s.rqs[3].dom[0];
+        assert_eq!((d.newidle_call, d.newidle_success), (513, 257));
+    }
+
+    /// `update_newidle_stats()`: at 1024 calls the ratio becomes the
+    /// success count and both halve; a visit that cost nothing (the
+    /// periodic balancer's decay) is not a call.
+    #[test]
+    fn newidle_stats_window() {
+        let mut s = idle_cpu3_on_2x4(true);
+        s.update_newidle_cost(3, 0, 0, 0);
+        assert_eq!(s.rqs[3].dom[0].newidle_call, 512);
+        for _ in 0..511 {
+            s.update_newidle_cost(3, 0, 1_000, 0);
+        }
+        let d = &s.rqs[3].dom[0];
+        assert_eq!(
+            (d.newidle_call, d.newidle_success, d.newidle_ratio),
+            (1023, 256, 512)
+        );
+        s.update_newidle_cost(3, 0, 1_000, 3);
+        let d = &s.rqs[3].dom[0];
+        assert_eq!(
+            (d.newidle_call, d.newidle_success, d.newidle_ratio),
+            (512, 129, 259)
+        );
+    }
+
+    /// The jiffy follows HZ: intervals in ms become jiffies of 4 ms at 250,
+    /// of 1 ms at 1000, and so does `max_load_balance_interval`.
+    #[test]
+    fn balance_intervals_follow_hz() {
+        for (hz, idle_j, busy_j, max_j) in [(250, 2, 31, 200), (1000, 8, 127, 800)] {
+            let mut cfg = Config::new(
+                Topology::preset("2x4").unwrap(),
+                Workload::parse("fairness:9").unwrap(),
+                1,
+                1_000_000_000,
+            );
+            cfg.hz = hz;
+            let mut s = Sim::new(cfg);
+            // PKG of 2x4: balance_interval 8 ms, busy_factor 16.
+            assert_eq!(s.interval_jiffies(0, 1, false), idle_j, "HZ {hz}");
+            assert_eq!(s.interval_jiffies(0, 1, true), busy_j, "HZ {hz}");
+            assert_eq!(s.max_lb_interval_jiffies(), max_j);
+            s.now_ns = 1_000_000_000;
+            assert_eq!(s.jiffies(), u64::from(hz));
+        }
     }
 }

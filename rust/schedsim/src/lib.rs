@@ -4,13 +4,16 @@
 //!
 //! It models the machines of the five LKML threads (`topology`), a CFS
 //! runqueue per CPU with the tick, wakeups and wakeup placement (`sim`),
-//! and 6.12's load balancer (`lb`), and makes every threshold, budget and
-//! selection decision the patch series made replaceable by calling the
-//! same `sched_lb_policy` functions the kernel module runs. Everything else
-//! is a reduced model of the stock C it mirrors, named in each file.
+//! and the load balancer of 6.12.117, the kernel the project boots (`lb`;
+//! HZ 250 and NI_RANDOM on by default, as there), and makes every
+//! threshold, budget and selection decision the patch series made
+//! replaceable by calling the same `sched_lb_policy` functions the kernel
+//! module runs. Everything else is a reduced model of the stock C it
+//! mirrors, named in each file.
 //!
-//! A run is a pure function of its configuration and seed: one SplitMix64
-//! stream (`rng`), an event queue ordered by (time, sequence number), no
+//! A run is a pure function of its configuration and seed: SplitMix64
+//! streams derived from the seed, one per purpose and per task or CPU
+//! (`rng`), an event queue ordered by (time, sequence number), no
 //! hash-map iteration and no wall clock in any result. `trace_hash` in the
 //! result hashes every scheduling event, so two runs can be compared by
 //! one number.

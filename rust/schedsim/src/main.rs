@@ -16,9 +16,9 @@ use std::time::Instant;
 
 const USAGE: &str = "usage:
   schedsim [run] --topology NAME --workload SPEC [--flags LIST] [--knobs LIST]
-                 [--seed N] [--duration-ms N] [--format table|json] [--plot FILE.svg]
-                 [--no-progress]
-  schedsim experiment NAME|all [--plot-dir DIR] [--quick]
+                 [--seed N] [--hz N] [--duration-ms N] [--format table|json]
+                 [--plot FILE.svg] [--no-progress]
+  schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]
   schedsim bench
   schedsim topology NAME
   schedsim list
@@ -28,7 +28,8 @@ const USAGE: &str = "usage:
               parts joined with '+'
   --flags     comma list of +FLAG / -FLAG / NO_FLAG (sched_feat names)
   --knobs     busy_factor=N, imbalance_pct=N (levels above the LLC),
-              prefer_sibling=all|smt-only";
+              prefer_sibling=all|smt-only, active_balance=6.12|v5.9
+  --hz        CONFIG_HZ, 100..=1000 (default 250, the guest kernel's)";
 
 struct RunArgs {
     topology: Option<String>,
@@ -36,6 +37,7 @@ struct RunArgs {
     flags: Flags,
     knobs: Knobs,
     seed: u64,
+    hz: u32,
     duration_ms: u64,
     json: bool,
     plot: Option<String>,
@@ -58,6 +60,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         flags: Flags::default(),
         knobs: Knobs::default(),
         seed: 1,
+        hz: schedsim::sim::DEFAULT_HZ,
         duration_ms: 10_000,
         json: false,
         plot: None,
@@ -81,6 +84,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
                     .parse()
                     .map_err(|_| format!("bad --seed '{v}': expected a number"))?;
             }
+            "--hz" => r.hz = experiments::parse_hz(&value(&mut p, &name)?)?,
             "--duration-ms" => {
                 let v = value(&mut p, &name)?;
                 r.duration_ms = v
@@ -111,6 +115,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     let mut cfg = Config::new(topo, wl, a.seed, a.duration_ms.saturating_mul(1_000_000));
     cfg.flags = a.flags;
     cfg.knobs = a.knobs;
+    cfg.hz = a.hz;
     cfg.progress = a.progress && a.duration_ms >= 2_000;
     if a.plot.is_some() {
         // Fewer columns on big machines keep the SVG small.

@@ -9,21 +9,32 @@
 //! `wake_affine()`, `wake_wide()`, `select_idle_sibling()`). The balancer
 //! is in `lb.rs`.
 //!
-//! Time is in ns; the tick is 1 ms (HZ=1000) and every CPU takes it at the
-//! same instant (`sched_skew_tick=0`, the default), in an order drawn from
-//! the seed each tick: which CPU wins a race for a runqueue lock is what
+//! Time is in ns. The tick comes every `TICK_NSEC` of the configured HZ
+//! (default 250: the guest kernel runs `CONFIG_HZ=250` with
+//! `CONFIG_HZ_PERIODIC`, so idle CPUs take it too), and everything counted
+//! in jiffies follows it: balance intervals (`msecs_to_jiffies()`),
+//! `max_load_balance_interval`, the once-a-second decays, SIS_AGE's and
+//! NEWIDLE_BACKOFF's per-jiffy aging. Every CPU takes the tick at the same
+//! instant (`sched_skew_tick=0`, the default), in an order drawn from the
+//! seed each tick: which CPU wins a race for a runqueue lock is what
 //! Guittot's 1/4 is about, and a fixed order would make CPU 0 always win.
 //!
-//! Fair sharing is by `vruntime` (weight-scaled runtime) with a 3 ms slice
-//! (6.12's `sysctl_sched_base_slice` for 8 or more CPUs), which is EEVDF
-//! without lag and deadlines: what the balancer reads (load, utilisation,
-//! `nr_running`) is the same; latency details are not modelled.
+//! Fair sharing is by `vruntime` (weight-scaled runtime) with a 2.8 ms
+//! slice (6.12.117's `sysctl_sched_base_slice`, 0.70 ms, times
+//! `1 + ilog2(min(ncpus, 8))`), checked at the tick as `update_curr()`
+//! does without HRTICK, which is EEVDF without lag and deadlines: what the
+//! balancer reads (load, utilisation, `nr_running`) is the same; latency
+//! details are not modelled.
+//!
+//! Randomness comes in separate streams (`rng.rs`): the tick order, each
+//! CPU's NI_RANDOM dice, each task's jitter, so that flags do not reshuffle
+//! the workload.
 
 use crate::conserve::Conservation;
 use crate::cost::CostModel;
 use crate::flags::{Flags, Knobs, PreferSibling};
 use crate::pelt::Pelt;
-use crate::rng::Rng;
+use crate::rng::{Purpose, Rng};
 use crate::stats::{RunResult, Stats, TaskStat, Timeline};
 use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::workload::{Part, Workload, HACKBENCH_QUEUE_CAP};
@@ -35,10 +46,21 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::rc::Rc;
 
-/// Nanoseconds per jiffy at HZ=1000.
-pub const NS_PER_JIFFY: u64 = 1_000_000;
-/// HZ.
-pub const HZ: u32 = 1000;
+/// HZ of the guest kernel the project boots (Debian's 6.12.117:
+/// `CONFIG_HZ=250`, `CONFIG_HZ_PERIODIC`).
+pub const DEFAULT_HZ: u32 = 250;
+/// `sysctl_sched_base_slice` before scaling, 6.12.117: 0.70 ms.
+pub const BASE_SLICE_NS: u64 = 700_000;
+/// `NSEC_PER_SEC`.
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// `TICK_NSEC`: nanoseconds per jiffy at `hz`, rounded as the kernel's
+/// `(NSEC_PER_SEC + HZ/2) / HZ` (HZ 0 is taken as 1).
+pub fn tick_ns(hz: u32) -> u64 {
+    let hz = u64::from(hz.max(1));
+    NS_PER_SEC.saturating_add(hz / 2) / hz
+}
+
 /// `NICE_0_LOAD` (scaled down, as `scale_load_down()` gives it).
 pub const NICE_0_LOAD: u64 = 1024;
 /// `SCHED_CAPACITY_SCALE`.
@@ -67,12 +89,17 @@ pub struct Config {
     pub steal_ignore_node_limit: bool,
     /// Seed.
     pub seed: u64,
+    /// `CONFIG_HZ`: the tick, and every interval kept in jiffies.
+    pub hz: u32,
     /// Simulated time, ns.
     pub duration_ns: u64,
     /// Timeline samples for plots (0: none).
     pub samples: u32,
     /// Progress bar on stderr.
     pub progress: bool,
+    /// Keep every task's random draws in its result (`TaskStat::draws`),
+    /// to check that a flag leaves the workload alone (tests).
+    pub record_draws: bool,
 }
 
 impl Config {
@@ -85,9 +112,11 @@ impl Config {
             knobs: Knobs::default(),
             steal_ignore_node_limit: false,
             seed,
+            hz: DEFAULT_HZ,
             duration_ns,
             samples: 0,
             progress: false,
+            record_draws: false,
         }
     }
 }
@@ -228,6 +257,13 @@ pub struct DomState {
     pub max_newidle_lb_cost_ns: u64,
     /// `sd->last_decay_max_lb_cost`, jiffies.
     pub last_decay_jiffies: u64,
+    /// `sd->newidle_call`: newidle visits counted, halved at 1024.
+    pub newidle_call: u32,
+    /// `sd->newidle_success`: their pulls, each weighted by the inverse of
+    /// the chance NI_RANDOM gave the visit, halved with the calls.
+    pub newidle_success: u32,
+    /// `sd->newidle_ratio`: pulls per 1024 visits, NI_RANDOM's odds.
+    pub newidle_ratio: u32,
 }
 
 /// A runqueue.
@@ -313,7 +349,14 @@ pub struct Sim {
     pub cfg: Config,
     /// Cost model.
     pub cost: CostModel,
-    pub(crate) rng: Rng,
+    /// The tick order's stream.
+    tick_rng: Rng,
+    /// Each CPU's NI_RANDOM stream (`sched_rng()`'s per-CPU state).
+    pub(crate) ni_rng: Vec<Rng>,
+    /// Each task's stream, for its bursts and sleeps.
+    task_rng: Vec<Rng>,
+    /// Each task's draws, when `cfg.record_draws` asks for them.
+    task_draws: Vec<Vec<u64>>,
     /// Now, ns.
     pub now_ns: u64,
     events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
@@ -334,6 +377,7 @@ pub struct Sim {
     trace: u64,
     timeline: Timeline,
     base_slice_ns: u64,
+    tick_ns: u64,
     max_lb_interval_jiffies: u64,
     order: Vec<u32>,
     buddy_split: Vec<bool>,
@@ -393,6 +437,10 @@ impl Sim {
                         nr_balance_failed: 0,
                         max_newidle_lb_cost_ns: 0,
                         last_decay_jiffies: 0,
+                        // sd_init(): "50% success rate".
+                        newidle_call: 512,
+                        newidle_success: 256,
+                        newidle_ratio: 512,
                     })
                     .collect(),
                 newidle_streak: Streak {
@@ -427,11 +475,18 @@ impl Sim {
                 }
             })
             .collect();
+        // get_update_sysctl_factor(), SCHED_TUNABLESCALING_LOG.
         let ncpu_factor = 1 + u64::from(31 - nr.clamp(1, 8).leading_zeros());
-        let max_lb_interval_jiffies = (u64::from(HZ) * u64::from(nr) / 10).max(1);
+        // update_max_interval(): HZ * num_online_cpus() / 10.
+        let max_lb_interval_jiffies = (u64::from(cfg.hz).saturating_mul(u64::from(nr)) / 10).max(1);
         let mut sim = Self {
             cost: CostModel::default(),
-            rng: Rng::new(cfg.seed),
+            tick_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 0),
+            ni_rng: (0..nr)
+                .map(|c| Rng::stream(cfg.seed, Purpose::NiRandom, u64::from(c)))
+                .collect(),
+            task_rng: Vec::new(),
+            task_draws: Vec::new(),
             now_ns: 0,
             events: BinaryHeap::new(),
             seq: 0,
@@ -444,7 +499,8 @@ impl Sim {
             nr_idle: nr,
             trace: 0xcbf2_9ce4_8422_2325,
             timeline: Timeline::default(),
-            base_slice_ns: 750_000 * ncpu_factor,
+            base_slice_ns: BASE_SLICE_NS.saturating_mul(ncpu_factor),
+            tick_ns: tick_ns(cfg.hz),
             max_lb_interval_jiffies,
             order: (0..nr).collect(),
             buddy_split: Vec::new(),
@@ -479,8 +535,23 @@ impl Sim {
             waiting_on: None,
             waiters: Vec::new(),
         };
+        let id = self.tasks.len();
         self.tasks.push(t);
-        self.tasks.len() - 1
+        self.task_rng
+            .push(Rng::stream(self.cfg.seed, Purpose::Task, id as u64));
+        self.task_draws.push(Vec::new());
+        id
+    }
+
+    /// `base_ns` jittered by `pct` percent, from task `t`'s own stream:
+    /// the k-th draw of a task is the same whatever the flags did to the
+    /// schedule before it.
+    fn task_jitter_ns(&mut self, t: usize, base_ns: u64, pct: u64) -> u64 {
+        let v = self.task_rng[t].jitter_ns(base_ns, pct);
+        if self.cfg.record_draws {
+            self.task_draws[t].push(v);
+        }
+        v
     }
 
     /// Creates the workload's tasks and places the runnable ones as
@@ -508,7 +579,7 @@ impl Sim {
                             run_ns: run_us * 1000,
                             sleep_ns: sleep_us * 1000,
                         });
-                        let b = self.rng.jitter_ns(run_us * 1000, 10);
+                        let b = self.task_jitter_ns(t, run_us * 1000, 10);
                         self.tasks[t].burst_left_ns = b;
                         runnable.push(t);
                     }
@@ -556,7 +627,8 @@ impl Sim {
                                 send_ns: send_us * 1000,
                             });
                             self.tasks[t].next_rx = i as usize % fds as usize;
-                            self.tasks[t].burst_left_ns = self.rng.jitter_ns(send_us * 1000, 20);
+                            self.tasks[t].burst_left_ns =
+                                self.task_jitter_ns(t, send_us * 1000, 20);
                             runnable.push(t);
                         }
                     }
@@ -624,7 +696,12 @@ impl Sim {
 
     /// Jiffies now.
     pub fn jiffies(&self) -> u64 {
-        self.now_ns / NS_PER_JIFFY
+        self.now_ns / self.tick_ns
+    }
+
+    /// `HZ`: jiffies per second.
+    pub fn hz(&self) -> u64 {
+        u64::from(self.cfg.hz.max(1))
     }
 
     /// `rq->nr_running` (CFS only here).
@@ -688,6 +765,15 @@ impl Sim {
     pub fn cpu_util(&mut self, cpu: u32) -> u64 {
         self.pelt_sync_rq(cpu);
         self.rqs[cpu as usize].util.value().min(CAPACITY)
+    }
+
+    /// `cpu_runnable()`: `cfs_rq->avg.runnable_avg`, PELT of the number of
+    /// runnable tasks times 1024. Every task here has nice 0's weight, so
+    /// it is the same signal as the load (runnable weight) and is read
+    /// from it; tasks of other weights would need a signal of their own.
+    pub fn cpu_runnable(&mut self, cpu: u32) -> u64 {
+        debug_assert!(self.tasks.iter().all(|t| t.weight == NICE_0_LOAD));
+        self.cpu_load(cpu)
     }
 
     /// `task_h_load()` (no cgroups: the task's own load).
@@ -1000,7 +1086,7 @@ impl Sim {
             rq.avg_idle_ns = avg.min(max);
             rq.idle_stamp_ns = 0;
             // Patch 0012: SIS_AGE's estimate restarts at avg_idle / 2.
-            rq.wake_stamp = now / NS_PER_JIFFY;
+            rq.wake_stamp = now / self.tick_ns;
             rq.wake_avg_ns = rq.avg_idle_ns / 2;
         }
         // place_entity(): a sleeper gets at most half a slice of credit.
@@ -1048,8 +1134,9 @@ impl Sim {
     /// `record_wakee()`.
     fn record_wakee(&mut self, waker: usize, wakee: usize) {
         let j = self.jiffies();
+        let hz = self.hz();
         let w = &mut self.tasks[waker];
-        if j > w.wakee_flip_decay_jiffies.saturating_add(u64::from(HZ)) {
+        if j > w.wakee_flip_decay_jiffies.saturating_add(hz) {
             w.wakee_flips >>= 1;
             w.wakee_flip_decay_jiffies = j;
         }
@@ -1364,8 +1451,8 @@ impl Sim {
                 self.tasks[t].burst_left_ns = u64::MAX;
             }
             Kind::Periodic { run_ns, sleep_ns } => {
-                let s = self.rng.jitter_ns(sleep_ns, 10);
-                self.tasks[t].burst_left_ns = self.rng.jitter_ns(run_ns, 10);
+                let s = self.task_jitter_ns(t, sleep_ns, 10);
+                self.tasks[t].burst_left_ns = self.task_jitter_ns(t, run_ns, 10);
                 self.push(self.now_ns + s, Ev::TimerWake { task: t });
                 self.block_curr(cpu, State::Sleeping);
             }
@@ -1406,7 +1493,7 @@ impl Sim {
                     return;
                 }
                 self.tasks[t].next_rx = (self.tasks[t].next_rx + 1) % nr_rx.max(1);
-                self.tasks[t].burst_left_ns = self.rng.jitter_ns(send_ns, 20);
+                self.tasks[t].burst_left_ns = self.task_jitter_ns(t, send_ns, 20);
                 self.deliver(t, rx, cpu);
                 self.arm_burst(cpu);
             }
@@ -1421,7 +1508,7 @@ impl Sim {
                 }
                 if self.tasks[t].inbox > 0 {
                     self.tasks[t].inbox -= 1;
-                    self.tasks[t].burst_left_ns = self.rng.jitter_ns(recv_ns, 20);
+                    self.tasks[t].burst_left_ns = self.task_jitter_ns(t, recv_ns, 20);
                     self.arm_burst(cpu);
                 } else {
                     self.block_curr(cpu, State::Blocked);
@@ -1444,7 +1531,7 @@ impl Sim {
                     self.tasks[to].phase = Phase::Work;
                 }
                 Kind::Receiver { recv_ns } => {
-                    self.tasks[to].burst_left_ns = self.rng.jitter_ns(recv_ns, 20);
+                    self.tasks[to].burst_left_ns = self.task_jitter_ns(to, recv_ns, 20);
                 }
                 _ => {}
             }
@@ -1457,7 +1544,7 @@ impl Sim {
     /// `sched_tick()` on every CPU, in a seeded order.
     fn tick(&mut self) {
         let mut order = std::mem::take(&mut self.order);
-        self.rng.shuffle(&mut order);
+        self.tick_rng.shuffle(&mut order);
         for &cpu in &order {
             self.account(cpu);
             let rq = &self.rqs[cpu as usize];
@@ -1472,7 +1559,7 @@ impl Sim {
             }
         }
         self.order = order;
-        self.push(self.now_ns + NS_PER_JIFFY, Ev::Tick);
+        self.push(self.now_ns.saturating_add(self.tick_ns), Ev::Tick);
     }
 
     /// Runs to the configured duration and returns the results.
@@ -1540,14 +1627,17 @@ impl Sim {
     fn finish(mut self) -> RunResult {
         let now = self.now_ns;
         self.conserve.finish(now);
+        let draws = std::mem::take(&mut self.task_draws);
         let tasks: Vec<TaskStat> = self
             .tasks
             .iter()
-            .map(|t| TaskStat {
+            .zip(draws)
+            .map(|(t, draws)| TaskStat {
                 kind: t.kind.name(),
                 work_ns: t.work_ns,
                 migrations: t.migrations,
                 wakeups: t.wakeups,
+                draws,
             })
             .collect();
         let busy: u64 = self.rqs.iter().map(|r| r.busy_ns).sum();
@@ -1559,6 +1649,7 @@ impl Sim {
             flags: cfg.flags.diff_from_default(),
             knobs: cfg.knobs,
             seed: cfg.seed,
+            hz: cfg.hz,
             duration_ns: cfg.duration_ns,
             tasks,
             busy_ns: busy,
@@ -1605,5 +1696,60 @@ impl sis_select::IdleView for View<'_> {
     fn allowed(&self, _cpu: u32) -> bool {
         // No affinity masks in these workloads.
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim(topo: &str, hz: u32) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset(topo).unwrap(),
+            Workload::parse("fairness:1").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.hz = hz;
+        Sim::new(cfg)
+    }
+
+    /// 6.12.117: `sysctl_sched_base_slice = 700000ULL`, scaled by
+    /// `1 + ilog2(min(ncpus, 8))`: 2.8 ms on 8 CPUs and more.
+    #[test]
+    fn base_slice_is_0_70_ms_scaled() {
+        assert_eq!(sim("2x4", DEFAULT_HZ).base_slice_ns, 2_800_000);
+        assert_eq!(sim("thx2", DEFAULT_HZ).base_slice_ns, 2_800_000);
+    }
+
+    /// `TICK_NSEC`, and the tick events follow it.
+    #[test]
+    fn the_tick_follows_hz() {
+        assert_eq!(tick_ns(250), 4_000_000);
+        assert_eq!(tick_ns(1000), 1_000_000);
+        assert_eq!(tick_ns(300), 3_333_333);
+        assert_eq!(DEFAULT_HZ, 250);
+        for hz in [250, 1000] {
+            let s = sim("qemu8", hz);
+            assert_eq!(s.tick_ns, tick_ns(hz));
+            // 1 s simulated: one tick per jiffy, each balancing every CPU
+            // whose next_balance is due; the first tick is at time 0.
+            let mut cfg = s.cfg.clone();
+            cfg.duration_ns = 1_000_000_000;
+            let mut s = Sim::new(cfg);
+            s.push(0, Ev::Tick);
+            let mut ticks = 0u64;
+            while let Some(Reverse((at, _, ev))) = s.events.pop() {
+                if at > 1_000_000_000 {
+                    break;
+                }
+                s.now_ns = at;
+                if ev == Ev::Tick {
+                    ticks += 1;
+                    s.tick();
+                }
+            }
+            assert_eq!(ticks, u64::from(hz) + 1, "HZ {hz}");
+        }
     }
 }

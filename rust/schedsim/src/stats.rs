@@ -54,6 +54,8 @@ pub struct Stats {
     pub newidle_skipped: u64,
     /// Domains balanced by newidle walks.
     pub newidle_domains: u64,
+    /// Domains of newidle walks that NI_RANDOM's dice skipped.
+    pub newidle_dice_skipped: u64,
     /// Newidle walks stopped by the walk rule before the top domain.
     pub newidle_stopped: u64,
     /// Newidle walks that pulled a task.
@@ -100,6 +102,7 @@ impl Stats {
             ("newidle_walks", self.newidle_walks),
             ("newidle_skipped", self.newidle_skipped),
             ("newidle_domains", self.newidle_domains),
+            ("newidle_dice_skipped", self.newidle_dice_skipped),
             ("newidle_stopped", self.newidle_stopped),
             ("newidle_pulled", self.newidle_pulled),
             ("newidle_cost_ns", self.newidle_cost_ns),
@@ -125,6 +128,9 @@ pub struct TaskStat {
     pub migrations: u64,
     /// Wakeups.
     pub wakeups: u64,
+    /// Its random draws in order (burst and sleep lengths, ns), when the
+    /// run was configured to record them; empty otherwise.
+    pub draws: Vec<u64>,
 }
 
 /// Sampled state over time, for plots.
@@ -168,6 +174,8 @@ pub struct RunResult {
     pub knobs: Knobs,
     /// Seed.
     pub seed: u64,
+    /// `CONFIG_HZ`.
+    pub hz: u32,
     /// Simulated time, ns.
     pub duration_ns: u64,
     /// Tasks.
@@ -185,11 +193,11 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// "topology (N CPUs), workload, flags [..], seed S": the title of a
-    /// run in the table and the plot.
+    /// "topology (N CPUs), workload, flags [..], seed S, HZ H": the title
+    /// of a run in the table and the plot.
     pub fn title(&self) -> String {
         format!(
-            "{} ({} CPUs), {}, flags [{}], seed {}",
+            "{} ({} CPUs), {}, flags [{}], seed {}, HZ {}",
             self.topology,
             self.nr_cpus,
             self.workload,
@@ -198,7 +206,8 @@ impl RunResult {
             } else {
                 &self.flags
             },
-            self.seed
+            self.seed,
+            self.hz
         )
     }
 }

@@ -60,6 +60,18 @@ fn bad_input_is_refused_with_a_message() {
             "--seed needs a value",
         ),
         (&["experiment", "nope"][..], "unknown experiment 'nope'"),
+        (
+            &[
+                "--topology",
+                "2x4",
+                "--workload",
+                "fairness:1",
+                "--hz",
+                "64",
+            ][..],
+            "bad --hz '64'",
+        ),
+        (&["experiment", "steal", "--hz", "x"][..], "bad --hz 'x'"),
         (&["frobnicate"][..], "unknown command"),
     ] {
         let (code, _, err) = schedsim(args);
@@ -91,6 +103,7 @@ fn json_table_and_plot() {
     ]);
     assert_eq!(code, 0);
     assert!(out.starts_with('{') && out.contains("\"flags\": \"-SIS_UTIL,+STEAL\""));
+    assert!(out.contains("\"hz\": 250"), "HZ 250 is the default");
     assert!(out.contains("\"conservation\": {"));
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("<polyline"));
@@ -105,6 +118,18 @@ fn json_table_and_plot() {
     ]);
     assert_eq!(code, 0);
     assert!(out.contains("min/max work %") && out.contains("work conservation"));
+    let (code, out, _) = schedsim(&[
+        "--topology",
+        "2x4",
+        "--workload",
+        "fairness:9",
+        "--duration-ms",
+        "100",
+        "--hz",
+        "1000",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("seed 1, HZ 1000"), "{out}");
     let (code, out, _) = schedsim(&["topology", "qemu8"]);
     assert_eq!(code, 0);
     assert!(out.contains("domain-2: span=0-7 level=PKG"));
