@@ -208,8 +208,12 @@ def ratio_ci(off, on, seed, iters=BOOTSTRAP_ITERS, level=0.95):
 def verdict(ci, n):
     """"effect" where the interval excludes 1.0; otherwise how large an
     effect the run could have detected: the interval's reach from 1.0."""
-    if min(n) < MIN_RUNS_CI or ci is None:
+    if min(n) < MIN_RUNS_CI:
         return f"n<{MIN_RUNS_CI}"
+    if ci is None:
+        # Enough runs, but no ratio: a median of 0 (a counter the flag
+        # turns on from nothing).
+        return "no ratio (median 0)"
     lo, hi = ci
     if lo > 1 or hi < 1:
         return "effect"

@@ -150,11 +150,14 @@ for name, on in (("same", off), ("30% more", [1.3 * x for x in off]), ("3 runs",
         print(name, b.verdict(b.ratio_ci(off[:3], off[:3], 7), (3, 3)))
     else:
         print(name, b.verdict(b.ratio_ci(off, on, 7), (10, 10)))
+# A counter the flag turns on from 0: enough runs, no ratio.
+print("from 0", b.verdict(None, (10, 10)))
 PY
 }
 expect_pass "bench verdict: the same runs, no effect beyond a few %" "^same none beyond \+-[1-9]%$" verdicts
 expect_pass "bench verdict: 30% more, an effect" "^30% more effect$" verdicts
 expect_pass "bench verdict: 3 runs a state, no verdict" "^3 runs n<5$" verdicts
+expect_pass "bench verdict: a median of 0, no ratio" "^from 0 no ratio \(median 0\)$" verdicts
 
 # Issue 16: no Rust rule takes more instructions per call than the 6.12
 # C it replaces (callgrind; overflow checks off and on), but for the
