@@ -386,7 +386,9 @@ impl HookStats {
             counts.add(self.calls(), 1);
             counts.add(self.hits(), u64::from(hit));
             for &(flag, on) in flags {
-                counts.add(&Counter::at(FLAG_SLOT0 + flag), u64::from(on));
+                if let Some(c) = FLAG_CALLS.get(flag) {
+                    counts.add(c, u64::from(on));
+                }
             }
         }
         hit
@@ -841,11 +843,10 @@ pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
     let a = unsafe { &mut *args };
     // Scans whose budget was zero (SIS_UTIL: overloaded) visited nothing
     // and are only in `calls`.
-    if let (true, Some(counts)) = (SIS_ACCOUNT.record::<COUNT>(a.loops > 0, &[]), Counts::get()) {
-        if COUNT {
-            counts.add(&SIS_SCAN_NS, a.scan_time_ns);
-            counts.add(&SIS_LOOPS, u64::from(a.loops));
-        }
+    let scanned = SIS_ACCOUNT.record::<COUNT>(a.loops > 0, &[]);
+    if let (true, true, Some(counts)) = (COUNT, scanned, Counts::get()) {
+        counts.add(&SIS_SCAN_NS, a.scan_time_ns);
+        counts.add(&SIS_LOOPS, u64::from(a.loops));
     }
     let done = sis_chain::account(
         a.avg_scan_cost_ns,
