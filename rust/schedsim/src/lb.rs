@@ -13,7 +13,8 @@
 //! `active_load_balance_cpu_stop()`, `sched_balance_newidle()` with
 //! NI_RANDOM, `update_newidle_cost()` and `update_newidle_stats()`, and
 //! SIS_UTIL's `update_idle_cpu_scan()`; STEAL's victim task is patch
-//! 0015's `sched_lb_steal_detach()`.
+//! 0015's `sched_lb_steal_detach()` (Sistare's `can_migrate_task_llc()`:
+//! no `task_hot()` inside the LLC).
 //!
 //! Every decision the series made replaceable goes through
 //! `sched_lb_policy`, with the inputs the C shims pass: the idle-CPU
@@ -846,26 +847,25 @@ impl Sim {
         rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, pulled);
     }
 
-    /// Patch 0015's `sched_lb_steal_detach()`: the task STEAL takes from
-    /// `src` for `dst`. Not Sistare's leftmost task (with group scheduling
-    /// that tree holds group entities) but `detach_one_task()`'s order:
-    /// from the least recently run end of `cfs_tasks`, at most
-    /// `sysctl_sched_nr_migrate` tasks, the first that `can_migrate_task()`
-    /// accepts in the smallest domain of `dst` spanning both CPUs, so a
-    /// cache-hot task stays unless that domain has failed to balance
-    /// `cache_nice_tries` times, and nothing is hot between SMT siblings.
-    fn steal_victim_task(&self, src: u32, dst: u32) -> Option<usize> {
-        let k = self.lowest_level_spanning(dst, src)?;
+    /// Patch 0015's `sched_lb_steal_detach()`, which follows Sistare's
+    /// `can_migrate_task_llc()`: the task STEAL takes from `src`. Not
+    /// Sistare's leftmost task (with group scheduling that tree holds group
+    /// entities) but `detach_one_task()`'s order: from the least recently
+    /// run end of `cfs_tasks`, at most `sysctl_sched_nr_migrate` tasks, the
+    /// first that may move to the stealer. There is no `task_hot()` test
+    /// and so no `nr_balance_failed`: victim and stealer share the LLC,
+    /// the cache warmth that test protects ("sharing LLC provides cache
+    /// warmth at that level"). The kernel's other exclusions (running,
+    /// affinity, per-CPU kthreads, migration disabled) never apply to a
+    /// queued task of the model.
+    fn steal_victim_task(&self, src: u32) -> Option<usize> {
         // A stale bit: fewer than two runnable, nothing to take.
         if self.nr_running(src) < 2 {
             return None;
         }
         let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
         cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
-        cands
-            .into_iter()
-            .take(NR_MIGRATE)
-            .find(|&t| self.can_migrate_task(t, dst, k))
+        cands.into_iter().take(NR_MIGRATE).next()
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task
@@ -909,7 +909,7 @@ impl Sim {
             if self.nr_running(cpu) > 0 {
                 return StealOutcome::Stop;
             }
-            match self.steal_victim_task(v, cpu) {
+            match self.steal_victim_task(v) {
                 Some(t) => {
                     self.migrate(t, v, cpu);
                     cost += self.cost.migrate_task_ns;
@@ -1073,19 +1073,22 @@ mod tests {
             "0 took from its sibling 44, not from 5"
         );
         assert_eq!(s.rqs[0].newidle_streak.failures, 0);
-        // The task queued on 5 ran an instant ago: cache hot at the MC
-        // level, where nothing has failed yet, so it stays (the sibling's
-        // task above was as hot, but SMT siblings share their cache).
-        assert!(!s.try_steal(1), "hot task taken across cores");
-        s.now_ns = MIGRATION_COST_NS;
+        // The task queued on 5 ran an instant ago, and nothing has failed
+        // at the MC level: detach_tasks() would leave it as cache hot, but
+        // inside the LLC STEAL has no task_hot() test, so it moves.
+        let hot = s.rqs[5].queue[0];
+        assert_eq!(s.tasks[hot].exec_start_ns, s.now_ns);
+        assert!(!s.can_migrate_task(hot, 1, 1), "hot for the balancer");
         assert!(s.try_steal(1));
         assert_eq!((s.nr_running(1), s.nr_running(5)), (1, 1));
+        assert_eq!(s.tasks[hot].cpu, 1);
         assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
         assert!(!s.try_steal(2), "not idle");
     }
 
-    /// Patch 0015: STEAL takes the least recently run task that
-    /// `can_migrate_task()` accepts, not the smallest vruntime.
+    /// Patch 0015: STEAL takes the least recently run task, not the
+    /// smallest vruntime, and with no cache-hot test: both tasks ran less
+    /// than 500 us ago, and nothing has failed at the MC level.
     #[test]
     fn steal_takes_the_least_recently_run_task() {
         let mut s = one_task_per_cpu_xeon();
@@ -1095,9 +1098,10 @@ mod tests {
         assert_eq!(q.len(), 2);
         let (old, recent) = (q[0], q[1]);
         s.now_ns = 10 * MIGRATION_COST_NS;
-        // `old` last ran long ago but has the larger vruntime.
-        s.tasks[old].exec_start_ns = 0;
-        s.tasks[recent].exec_start_ns = MIGRATION_COST_NS;
+        // `old` ran before `recent` but has the larger vruntime.
+        s.tasks[old].exec_start_ns = s.now_ns - MIGRATION_COST_NS / 2;
+        s.tasks[recent].exec_start_ns = s.now_ns - MIGRATION_COST_NS / 4;
+        assert!(!s.can_migrate_task(old, 0, 1), "hot for the balancer");
         s.tasks[old].vruntime = s.tasks[recent].vruntime.saturating_add(1_000_000);
         assert!(s.try_steal(0));
         assert_eq!(s.tasks[old].cpu, 0, "the least recently run task moves");
