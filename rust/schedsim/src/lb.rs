@@ -100,6 +100,10 @@ pub struct Balanced {
     pub moved: u32,
     /// Modelled time spent, ns.
     pub cost_ns: u64,
+    /// `*continue_balancing`: false when `should_we_balance()` said
+    /// another CPU of the group balances this level, and so the levels
+    /// above it.
+    pub continue_balancing: bool,
 }
 
 impl Sim {
@@ -162,11 +166,23 @@ impl Sim {
         let mut next = j.saturating_add(self.hz().saturating_mul(60));
         let mut need_decay = false;
         let mut max_cost = 0u64;
+        let mut continue_balancing = true;
         let levels = self.cfg.topology.domains[cpu as usize].len();
         for k in 0..levels {
-            need_decay |= self.update_newidle_cost(cpu, k, 0, 0);
+            // 6.12.117 assigns, it does not accumulate: what decides the
+            // rq-wide decay below is the last domain visited.
+            need_decay = self.update_newidle_cost(cpu, k, 0, 0);
             max_cost =
                 max_cost.saturating_add(self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns);
+            // Another CPU of this CPU's group balances this level and those
+            // above; the walk goes on only to decay their costs, and the
+            // levels it skips do not bring next_balance forward.
+            if !continue_balancing {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
             let mut interval = self.interval_jiffies(cpu, k, busy);
             let last = self.rqs[cpu as usize].dom[k].last_balance;
             if j >= last.saturating_add(interval) {
@@ -175,6 +191,7 @@ impl Sim {
                     self.stats.lb_idle += 1;
                 }
                 let b = self.balance_rq(cpu, k, idle);
+                continue_balancing = b.continue_balancing;
                 self.stats.lb_cost_ns += b.cost_ns;
                 self.charge(cpu, b.cost_ns);
                 if b.moved > 0 {
@@ -658,7 +675,8 @@ impl Sim {
             let d = &self.cfg.topology.domains[cpu as usize][k];
             (d.cache_nice_tries, d.min_interval_ms, d.max_interval_ms)
         };
-        let found = if self.should_we_balance(cpu, k, idle) {
+        let continue_balancing = self.should_we_balance(cpu, k, idle);
+        let found = if continue_balancing {
             self.find_busiest_group(cpu, k, idle, &mut cost)
         } else {
             None
@@ -677,6 +695,7 @@ impl Sim {
             return Balanced {
                 moved: 0,
                 cost_ns: cost,
+                continue_balancing,
             };
         };
         let moved = if self.nr_running(src) > 1 {
@@ -714,6 +733,7 @@ impl Sim {
         Balanced {
             moved: moved + u32::from(active),
             cost_ns: cost,
+            continue_balancing,
         }
     }
 
@@ -817,7 +837,7 @@ impl Sim {
                 weight.saturating_mul(u32::from(pulled_here)),
             );
             curr_cost = curr_cost.saturating_add(b.cost_ns);
-            if pulled_here || self.nr_running(cpu) > 0 {
+            if pulled_here || !b.continue_balancing || self.nr_running(cpu) > 0 {
                 pulled = true;
                 break;
             }
@@ -1300,6 +1320,89 @@ mod tests {
         assert_eq!(
             (d.newidle_call, d.newidle_success, d.newidle_ratio),
             (512, 129, 259)
+        );
+    }
+
+    /// qemu8 with one always-running task per CPU, 10 s in: every level of
+    /// every CPU is due, none has decayed its newidle cost for a second.
+    fn busy_qemu8() -> Sim {
+        let cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:8").unwrap(),
+            1,
+            20_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        assert!((0..8).all(|c| s.nr_running(c) == 1));
+        s.now_ns = 10_000_000_000;
+        let j = s.jiffies();
+        for rq in s.rqs.iter_mut() {
+            for d in rq.dom.iter_mut() {
+                d.max_newidle_lb_cost_ns = 256_000;
+                d.last_decay_jiffies = j;
+            }
+        }
+        s
+    }
+
+    /// `continue_balancing`: CPU 1 is not its busy core's balance CPU, so
+    /// `should_we_balance()` says no at MC and the walk stops there: PKG
+    /// is neither balanced nor visited. CPU 0 balances all three levels.
+    #[test]
+    fn a_no_from_should_we_balance_stops_the_upper_levels() {
+        let mut s = busy_qemu8();
+        s.rebalance_domains(1);
+        assert_eq!(s.stats.lb_periodic, 2, "SMT and MC only");
+        let j = s.jiffies();
+        let last: Vec<u64> = s.rqs[1].dom.iter().map(|d| d.last_balance).collect();
+        assert_eq!(last, [j, j, 0]);
+        // next_balance comes from the levels visited, SMT's the earliest.
+        assert_eq!(s.rqs[1].next_balance, j + s.interval_jiffies(1, 0, true));
+        s.rebalance_domains(0);
+        assert_eq!(s.stats.lb_periodic, 5, "CPU 0: all three");
+        assert_eq!(s.rqs[0].dom[2].last_balance, j);
+    }
+
+    /// With the walk stopped, a level above still has its newidle cost
+    /// decayed when the level's decay is due (`if (need_decay) continue;`),
+    /// without being balanced, and the rq-wide cost follows.
+    #[test]
+    fn a_stopped_walk_still_decays() {
+        let mut s = busy_qemu8();
+        let j = s.jiffies();
+        for d in s.rqs[1].dom.iter_mut() {
+            d.last_decay_jiffies = j - 2 * s.cfg.hz as u64;
+        }
+        s.rebalance_domains(1);
+        let costs: Vec<u64> = s.rqs[1]
+            .dom
+            .iter()
+            .map(|d| d.max_newidle_lb_cost_ns)
+            .collect();
+        assert_eq!(costs, [253_000, 253_000, 253_000]);
+        assert_eq!(s.rqs[1].dom[2].last_balance, 0, "decayed, not balanced");
+        assert_eq!(s.rqs[1].max_idle_balance_cost_ns, 3 * 253_000);
+    }
+
+    /// `need_decay = update_newidle_cost(sd, 0, 0);` assigns: only the
+    /// last domain visited decides whether `max_idle_balance_cost` is
+    /// refreshed. SMT decays, MC and PKG do not: the rq-wide value stays.
+    #[test]
+    fn need_decay_is_the_last_domain_s() {
+        let mut s = busy_qemu8();
+        let j = s.jiffies();
+        s.rqs[0].dom[0].last_decay_jiffies = j - 2 * s.cfg.hz as u64;
+        s.rqs[0].max_idle_balance_cost_ns = 123;
+        s.rebalance_domains(0);
+        assert_eq!(s.rqs[0].dom[0].max_newidle_lb_cost_ns, 253_000);
+        assert_eq!(s.rqs[0].dom[2].max_newidle_lb_cost_ns, 256_000);
+        assert_eq!(s.rqs[0].max_idle_balance_cost_ns, 123);
+        // PKG decaying too makes it the max of the floor and the sum.
+        s.rqs[0].dom[2].last_decay_jiffies = j - 2 * s.cfg.hz as u64;
+        s.rebalance_domains(0);
+        assert_eq!(
+            s.rqs[0].max_idle_balance_cost_ns,
+            MIGRATION_COST_NS.max(253_000 + 256_000 + 253_000)
         );
     }
 
