@@ -24,7 +24,10 @@
 //! (`newidle_walk`, `newidle_backoff`) and the failure count it reads
 //! (`newidle_streak`), and STEAL (`steal`, `sparsemask`).
 //! The rest is the stock C, reduced: no cgroups, no misfit or asym
-//! packing, no affinity, no RT or IRQ pressure on capacity.
+//! packing, no affinity, no RT or IRQ pressure on capacity. The balancer
+//! counts delayed-dequeue tasks (`nr_running`, as 6.12.117's
+//! `h_nr_queued`) and may move them, since 6.12.117's
+//! `can_migrate_task()` does not skip them; STEAL does not.
 
 use crate::cpumask::CpuMask;
 use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS};
@@ -780,18 +783,18 @@ impl Sim {
     /// falls at or below `1 + newidle_ratio`, its recent pulls per 1024
     /// visits; a pull then counts `1024 / (1 + newidle_ratio)`, rounded,
     /// so that the ratio stays an estimate of every visit's success, the
-    /// skipped ones included.
-    pub(crate) fn newidle_balance(&mut self, cpu: u32) {
+    /// skipped ones included. True if a task was pulled.
+    pub(crate) fn newidle_balance(&mut self, cpu: u32) -> bool {
         let levels = self.cfg.topology.domains[cpu as usize].len();
         if levels == 0 {
-            return;
+            return false;
         }
         let avg_idle = self.rqs[cpu as usize].avg_idle_ns;
         if self.nr_overloaded == 0
             || avg_idle < self.rqs[cpu as usize].dom[0].max_newidle_lb_cost_ns
         {
             self.stats.newidle_skipped += 1;
-            return;
+            return false;
         }
         self.stats.newidle_walks += 1;
         let f = self.cfg.flags;
@@ -857,6 +860,7 @@ impl Sim {
         }
         self.stats.newidle_cost_ns += curr_cost;
         self.charge(cpu, curr_cost);
+        pulled
     }
 
     /// The kernel's `newidle_account` hook: one newidle attempt on `cpu`,
@@ -875,17 +879,20 @@ impl Sim {
     /// first that may move to the stealer. There is no `task_hot()` test
     /// and so no `nr_balance_failed`: victim and stealer share the LLC,
     /// the cache warmth that test protects ("sharing LLC provides cache
-    /// warmth at that level"). The kernel's other exclusions (running,
-    /// affinity, per-CPU kthreads, migration disabled) never apply to a
-    /// queued task of the model.
+    /// warmth at that level"). Delayed-dequeue tasks are skipped; the
+    /// kernel's other exclusions (running, affinity, per-CPU kthreads,
+    /// migration disabled) never apply to a queued task of the model.
     fn steal_victim_task(&self, src: u32) -> Option<usize> {
         // A stale bit: fewer than two runnable, nothing to take.
-        if self.nr_running(src) < 2 {
+        if self.nr_runnable(src) < 2 {
             return None;
         }
         let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
         cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
-        cands.into_iter().take(NR_MIGRATE).next()
+        cands
+            .into_iter()
+            .take(NR_MIGRATE)
+            .find(|&t| !self.tasks[t].delayed)
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task
@@ -912,7 +919,7 @@ impl Sim {
         let args = StealArgs {
             enabled: true,
             numa_nodes: nodes,
-            nr_runnable: self.nr_running(cpu),
+            nr_runnable: self.nr_runnable(cpu),
             avg_idle_ns: rq.avg_idle_ns,
             avg_steal_cost_ns: rq.avg_steal_cost_ns,
             this_cpu: cpu,
@@ -1126,6 +1133,29 @@ mod tests {
         assert!(s.try_steal(0));
         assert_eq!(s.tasks[old].cpu, 0, "the least recently run task moves");
         assert_eq!(s.tasks[recent].cpu, 5);
+    }
+
+    /// Patch 0015 skips delayed-dequeue tasks: the least recently run one
+    /// is delayed, so the next one moves; with only one runnable task
+    /// left besides it, nothing does (h_nr_runnable below 2).
+    #[test]
+    fn steal_skips_a_delayed_task() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        move_curr(&mut s, 1, 5);
+        let q = s.rqs[5].queue.clone();
+        let (old, recent) = (q[0], q[1]);
+        s.now_ns = 10 * MIGRATION_COST_NS;
+        s.tasks[old].exec_start_ns = 0;
+        s.tasks[recent].exec_start_ns = MIGRATION_COST_NS;
+        s.tasks[old].delayed = true;
+        s.tasks[old].state = crate::sim::State::Blocked;
+        s.rqs[5].nr_delayed = 1;
+        assert_eq!((s.nr_running(5), s.nr_runnable(5)), (3, 2));
+        assert_eq!(s.steal_victim_task(5), Some(recent));
+        s.tasks[recent].delayed = true;
+        s.rqs[5].nr_delayed = 2;
+        assert_eq!(s.steal_victim_task(5), None);
     }
 
     /// `task_hot()` returns 0 in an SMT domain: an idle SMT sibling takes a

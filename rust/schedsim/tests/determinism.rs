@@ -107,7 +107,8 @@ fn plots_are_deterministic_too() {
 /// release. Recorded again for issue 17 (HZ 250, NI_RANDOM, the 0.70 ms
 /// base slice, one random stream per purpose and task, and the balancer
 /// fixes: every run's schedule moved); the two STEAL runs again when
-/// STEAL's victim lost its `task_hot()` test. If the model was changed on purpose, record the new values
+/// STEAL's victim lost its `task_hot()` test; all four for EEVDF (pick,
+/// lag, deadlines, wakeup preemption, DELAY_DEQUEUE). If the model was changed on purpose, record the new values
 /// and say so in the commit; if not, something machine-dependent (a hash
 /// map's order, a float from libm, the clock) has reached a result.
 #[test]
@@ -118,15 +119,15 @@ fn golden_trace_hashes() {
             "hackbench:1:4+buddy:1",
             200,
             "+SIS_PROP,+SIS_AGE,+SIS_ONCE,+SIS_FOLD,+STEAL",
-            0xf2fc_e7eb_dd10_bffc_u64,
+            0x8832_dbb9_bb17_8692_u64,
         ),
-        ("2x4", "fairness:9", 1000, "", 0x1713_6185_53ed_1b18),
+        ("2x4", "fairness:9", 1000, "", 0x7e3f_a14e_5826_7999),
         (
             "thx2",
             "periodic:300:2000:1000",
             100,
             "",
-            0xd5a9_7d2b_b8b6_bb57,
+            0x71db_00f0_d983_c152,
         ),
         // x86 numbering: STEAL's per-LLC mask spans the LLC's hole (9
         // lines, not 6), and NEWIDLE_BACKOFF's count that does not latch.
@@ -135,7 +136,7 @@ fn golden_trace_hashes() {
             "hackbench:2+periodic:40:100:400",
             100,
             "+STEAL,+NEWIDLE_BACKOFF",
-            0x859d_bb20_6c41_ea6a,
+            0xe292_d0c2_6f94_5bb0,
         ),
     ];
     for (topo, wl, ms, flags, want) in cases {
