@@ -131,7 +131,7 @@ pub enum StealOutcome {
     /// A task moved here: stop, done.
     Stolen,
     /// Nothing could move (the CPU is no longer overloaded, or every task
-    /// is pinned, running, cache hot or throttled): try the next victim.
+    /// is pinned, running, delayed or throttled): try the next victim.
     NotStolen,
     /// This CPU got work of its own meanwhile: stop, do not steal.
     Stop,

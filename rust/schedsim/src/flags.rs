@@ -5,7 +5,8 @@
 //! Mirrors the `SCHED_FEAT()` lines the patches add to
 //! `kernel/sched/features.h` (patches 0002 to 0014), with the same
 //! defaults, plus the stock 6.12.117 features the model reads, with
-//! theirs: `LB_MIN` (off), `NI_RANDOM` (on) and `SIS_UTIL` (on). With
+//! theirs: `DELAY_DEQUEUE` (on), `LB_MIN` (off), `NI_RANDOM` (on) and
+//! `SIS_UTIL` (on). With
 //! every flag at its default the simulated kernel is 6.12.117 as the
 //! project boots it, the series' policies off: "6.12.117 stock" in the
 //! experiments, NI_RANDOM on.
@@ -18,6 +19,9 @@
 /// The flags, by kernel name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flags {
+    /// `DELAY_DEQUEUE` (stock 6.12.117, default on): a task that blocks
+    /// while not eligible stays queued until picked or woken.
+    pub delay_dequeue: bool,
     /// `LB_MIN` (stock 6.12.117, default off): `detach_tasks()` skips
     /// tasks of load below 16 until balancing has failed once.
     pub lb_min: bool,
@@ -55,6 +59,7 @@ pub struct Flags {
 impl Default for Flags {
     fn default() -> Self {
         Self {
+            delay_dequeue: true,
             lb_min: false,
             ni_random: true,
             balance_idle_cpus: true,
@@ -75,10 +80,12 @@ impl Default for Flags {
 }
 
 /// Every flag name: the stock ones that come before the series' in
-/// `features.h` (`LB_MIN`, `NI_RANDOM`), then the series' in the order its
+/// `features.h` (`DELAY_DEQUEUE`, `LB_MIN`, `NI_RANDOM`), then the series'
+/// in the order its
 /// patches add them, with stock `SIS_UTIL` among the SIS flags it combines
 /// with.
 pub const FLAG_NAMES: &[&str] = &[
+    "DELAY_DEQUEUE",
     "LB_MIN",
     "NI_RANDOM",
     "BALANCE_IDLE_CPUS",
@@ -99,6 +106,7 @@ pub const FLAG_NAMES: &[&str] = &[
 impl Flags {
     fn slot(&mut self, name: &str) -> Option<&mut bool> {
         Some(match name {
+            "DELAY_DEQUEUE" => &mut self.delay_dequeue,
             "LB_MIN" => &mut self.lb_min,
             "NI_RANDOM" => &mut self.ni_random,
             "BALANCE_IDLE_CPUS" => &mut self.balance_idle_cpus,
@@ -271,7 +279,7 @@ mod tests {
     use super::*;
 
     /// Stock 6.12.117 features the model reads (not the series' flags).
-    const STOCK: &[&str] = &["LB_MIN", "NI_RANDOM", "SIS_UTIL"];
+    const STOCK: &[&str] = &["DELAY_DEQUEUE", "LB_MIN", "NI_RANDOM", "SIS_UTIL"];
 
     /// `kunit/flags` is the one list of the series' flags; the simulator
     /// adds only stock 6.12.117 features, each of them in the kernel's
@@ -296,9 +304,10 @@ mod tests {
     #[test]
     fn defaults_are_the_series_defaults() {
         let f = Flags::default();
-        // 6.12.117's features.h: SCHED_FEAT(LB_MIN, false),
+        // 6.12.117's features.h: SCHED_FEAT(DELAY_DEQUEUE, true),
+        // SCHED_FEAT(LB_MIN, false),
         // SCHED_FEAT(NI_RANDOM, true), SCHED_FEAT(SIS_UTIL, true).
-        assert!(!f.lb_min && f.ni_random);
+        assert!(!f.lb_min && f.ni_random && f.delay_dequeue);
         assert!(f.balance_idle_cpus && f.lb_relax_failed && f.lb_busy_interval_dec && f.sis_util);
         assert!(!f.balance_idle_llc2 && !f.newidle_backoff && !f.sd_migration_cost);
         assert!(!f.sis_prop && !f.sis_age && !f.sis_once && !f.sis_fold && !f.steal);

@@ -13,7 +13,8 @@
 //! `active_load_balance_cpu_stop()`, `sched_balance_newidle()` with
 //! NI_RANDOM, `update_newidle_cost()` and `update_newidle_stats()`, and
 //! SIS_UTIL's `update_idle_cpu_scan()`; STEAL's victim task is patch
-//! 0015's `sched_lb_steal_detach()`.
+//! 0015's `sched_lb_steal_detach()` (Sistare's `can_migrate_task_llc()`:
+//! no `task_hot()` inside the LLC).
 //!
 //! Every decision the series made replaceable goes through
 //! `sched_lb_policy`, with the inputs the C shims pass: the idle-CPU
@@ -23,7 +24,10 @@
 //! (`newidle_walk`, `newidle_backoff`) and the failure count it reads
 //! (`newidle_streak`), and STEAL (`steal`, `sparsemask`).
 //! The rest is the stock C, reduced: no cgroups, no misfit or asym
-//! packing, no affinity, no RT or IRQ pressure on capacity.
+//! packing, no affinity, no RT or IRQ pressure on capacity. The balancer
+//! counts delayed-dequeue tasks (`nr_running`, as 6.12.117's
+//! `h_nr_queued`) and may move them, since 6.12.117's
+//! `can_migrate_task()` does not skip them; STEAL does not.
 
 use crate::cpumask::CpuMask;
 use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS};
@@ -99,6 +103,10 @@ pub struct Balanced {
     pub moved: u32,
     /// Modelled time spent, ns.
     pub cost_ns: u64,
+    /// `*continue_balancing`: false when `should_we_balance()` said
+    /// another CPU of the group balances this level, and so the levels
+    /// above it.
+    pub continue_balancing: bool,
 }
 
 impl Sim {
@@ -161,11 +169,23 @@ impl Sim {
         let mut next = j.saturating_add(self.hz().saturating_mul(60));
         let mut need_decay = false;
         let mut max_cost = 0u64;
+        let mut continue_balancing = true;
         let levels = self.cfg.topology.domains[cpu as usize].len();
         for k in 0..levels {
-            need_decay |= self.update_newidle_cost(cpu, k, 0, 0);
+            // 6.12.117 assigns, it does not accumulate: what decides the
+            // rq-wide decay below is the last domain visited.
+            need_decay = self.update_newidle_cost(cpu, k, 0, 0);
             max_cost =
                 max_cost.saturating_add(self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns);
+            // Another CPU of this CPU's group balances this level and those
+            // above; the walk goes on only to decay their costs, and the
+            // levels it skips do not bring next_balance forward.
+            if !continue_balancing {
+                if need_decay {
+                    continue;
+                }
+                break;
+            }
             let mut interval = self.interval_jiffies(cpu, k, busy);
             let last = self.rqs[cpu as usize].dom[k].last_balance;
             if j >= last.saturating_add(interval) {
@@ -174,6 +194,7 @@ impl Sim {
                     self.stats.lb_idle += 1;
                 }
                 let b = self.balance_rq(cpu, k, idle);
+                continue_balancing = b.continue_balancing;
                 self.stats.lb_cost_ns += b.cost_ns;
                 self.charge(cpu, b.cost_ns);
                 if b.moved > 0 {
@@ -657,7 +678,8 @@ impl Sim {
             let d = &self.cfg.topology.domains[cpu as usize][k];
             (d.cache_nice_tries, d.min_interval_ms, d.max_interval_ms)
         };
-        let found = if self.should_we_balance(cpu, k, idle) {
+        let continue_balancing = self.should_we_balance(cpu, k, idle);
+        let found = if continue_balancing {
             self.find_busiest_group(cpu, k, idle, &mut cost)
         } else {
             None
@@ -676,6 +698,7 @@ impl Sim {
             return Balanced {
                 moved: 0,
                 cost_ns: cost,
+                continue_balancing,
             };
         };
         let moved = if self.nr_running(src) > 1 {
@@ -713,6 +736,7 @@ impl Sim {
         Balanced {
             moved: moved + u32::from(active),
             cost_ns: cost,
+            continue_balancing,
         }
     }
 
@@ -759,18 +783,18 @@ impl Sim {
     /// falls at or below `1 + newidle_ratio`, its recent pulls per 1024
     /// visits; a pull then counts `1024 / (1 + newidle_ratio)`, rounded,
     /// so that the ratio stays an estimate of every visit's success, the
-    /// skipped ones included.
-    pub(crate) fn newidle_balance(&mut self, cpu: u32) {
+    /// skipped ones included. True if a task was pulled.
+    pub(crate) fn newidle_balance(&mut self, cpu: u32) -> bool {
         let levels = self.cfg.topology.domains[cpu as usize].len();
         if levels == 0 {
-            return;
+            return false;
         }
         let avg_idle = self.rqs[cpu as usize].avg_idle_ns;
         if self.nr_overloaded == 0
             || avg_idle < self.rqs[cpu as usize].dom[0].max_newidle_lb_cost_ns
         {
             self.stats.newidle_skipped += 1;
-            return;
+            return false;
         }
         self.stats.newidle_walks += 1;
         let f = self.cfg.flags;
@@ -816,7 +840,7 @@ impl Sim {
                 weight.saturating_mul(u32::from(pulled_here)),
             );
             curr_cost = curr_cost.saturating_add(b.cost_ns);
-            if pulled_here || self.nr_running(cpu) > 0 {
+            if pulled_here || !b.continue_balancing || self.nr_running(cpu) > 0 {
                 pulled = true;
                 break;
             }
@@ -836,6 +860,7 @@ impl Sim {
         }
         self.stats.newidle_cost_ns += curr_cost;
         self.charge(cpu, curr_cost);
+        pulled
     }
 
     /// The kernel's `newidle_account` hook: one newidle attempt on `cpu`,
@@ -846,18 +871,20 @@ impl Sim {
         rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, pulled);
     }
 
-    /// Patch 0015's `sched_lb_steal_detach()`: the task STEAL takes from
-    /// `src` for `dst`. Not Sistare's leftmost task (with group scheduling
-    /// that tree holds group entities) but `detach_one_task()`'s order:
-    /// from the least recently run end of `cfs_tasks`, at most
-    /// `sysctl_sched_nr_migrate` tasks, the first that `can_migrate_task()`
-    /// accepts in the smallest domain of `dst` spanning both CPUs, so a
-    /// cache-hot task stays unless that domain has failed to balance
-    /// `cache_nice_tries` times, and nothing is hot between SMT siblings.
-    fn steal_victim_task(&self, src: u32, dst: u32) -> Option<usize> {
-        let k = self.lowest_level_spanning(dst, src)?;
+    /// Patch 0015's `sched_lb_steal_detach()`, which follows Sistare's
+    /// `can_migrate_task_llc()`: the task STEAL takes from `src`. Not
+    /// Sistare's leftmost task (with group scheduling that tree holds group
+    /// entities) but `detach_one_task()`'s order: from the least recently
+    /// run end of `cfs_tasks`, at most `sysctl_sched_nr_migrate` tasks, the
+    /// first that may move to the stealer. There is no `task_hot()` test
+    /// and so no `nr_balance_failed`: victim and stealer share the LLC,
+    /// the cache warmth that test protects ("sharing LLC provides cache
+    /// warmth at that level"). Delayed-dequeue tasks are skipped; the
+    /// kernel's other exclusions (running, affinity, per-CPU kthreads,
+    /// migration disabled) never apply to a queued task of the model.
+    fn steal_victim_task(&self, src: u32) -> Option<usize> {
         // A stale bit: fewer than two runnable, nothing to take.
-        if self.nr_running(src) < 2 {
+        if self.nr_runnable(src) < 2 {
             return None;
         }
         let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
@@ -865,7 +892,7 @@ impl Sim {
         cands
             .into_iter()
             .take(NR_MIGRATE)
-            .find(|&t| self.can_migrate_task(t, dst, k))
+            .find(|&t| !self.tasks[t].delayed)
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task
@@ -892,7 +919,7 @@ impl Sim {
         let args = StealArgs {
             enabled: true,
             numa_nodes: nodes,
-            nr_runnable: self.nr_running(cpu),
+            nr_runnable: self.nr_runnable(cpu),
             avg_idle_ns: rq.avg_idle_ns,
             avg_steal_cost_ns: rq.avg_steal_cost_ns,
             this_cpu: cpu,
@@ -909,7 +936,7 @@ impl Sim {
             if self.nr_running(cpu) > 0 {
                 return StealOutcome::Stop;
             }
-            match self.steal_victim_task(v, cpu) {
+            match self.steal_victim_task(v) {
                 Some(t) => {
                     self.migrate(t, v, cpu);
                     cost += self.cost.migrate_task_ns;
@@ -1073,19 +1100,22 @@ mod tests {
             "0 took from its sibling 44, not from 5"
         );
         assert_eq!(s.rqs[0].newidle_streak.failures, 0);
-        // The task queued on 5 ran an instant ago: cache hot at the MC
-        // level, where nothing has failed yet, so it stays (the sibling's
-        // task above was as hot, but SMT siblings share their cache).
-        assert!(!s.try_steal(1), "hot task taken across cores");
-        s.now_ns = MIGRATION_COST_NS;
+        // The task queued on 5 ran an instant ago, and nothing has failed
+        // at the MC level: detach_tasks() would leave it as cache hot, but
+        // inside the LLC STEAL has no task_hot() test, so it moves.
+        let hot = s.rqs[5].queue[0];
+        assert_eq!(s.tasks[hot].exec_start_ns, s.now_ns);
+        assert!(!s.can_migrate_task(hot, 1, 1), "hot for the balancer");
         assert!(s.try_steal(1));
         assert_eq!((s.nr_running(1), s.nr_running(5)), (1, 1));
+        assert_eq!(s.tasks[hot].cpu, 1);
         assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
         assert!(!s.try_steal(2), "not idle");
     }
 
-    /// Patch 0015: STEAL takes the least recently run task that
-    /// `can_migrate_task()` accepts, not the smallest vruntime.
+    /// Patch 0015: STEAL takes the least recently run task, not the
+    /// smallest vruntime, and with no cache-hot test: both tasks ran less
+    /// than 500 us ago, and nothing has failed at the MC level.
     #[test]
     fn steal_takes_the_least_recently_run_task() {
         let mut s = one_task_per_cpu_xeon();
@@ -1095,13 +1125,37 @@ mod tests {
         assert_eq!(q.len(), 2);
         let (old, recent) = (q[0], q[1]);
         s.now_ns = 10 * MIGRATION_COST_NS;
-        // `old` last ran long ago but has the larger vruntime.
-        s.tasks[old].exec_start_ns = 0;
-        s.tasks[recent].exec_start_ns = MIGRATION_COST_NS;
+        // `old` ran before `recent` but has the larger vruntime.
+        s.tasks[old].exec_start_ns = s.now_ns - MIGRATION_COST_NS / 2;
+        s.tasks[recent].exec_start_ns = s.now_ns - MIGRATION_COST_NS / 4;
+        assert!(!s.can_migrate_task(old, 0, 1), "hot for the balancer");
         s.tasks[old].vruntime = s.tasks[recent].vruntime.saturating_add(1_000_000);
         assert!(s.try_steal(0));
         assert_eq!(s.tasks[old].cpu, 0, "the least recently run task moves");
         assert_eq!(s.tasks[recent].cpu, 5);
+    }
+
+    /// Patch 0015 skips delayed-dequeue tasks: the least recently run one
+    /// is delayed, so the next one moves; with only one runnable task
+    /// left besides it, nothing does (h_nr_runnable below 2).
+    #[test]
+    fn steal_skips_a_delayed_task() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        move_curr(&mut s, 1, 5);
+        let q = s.rqs[5].queue.clone();
+        let (old, recent) = (q[0], q[1]);
+        s.now_ns = 10 * MIGRATION_COST_NS;
+        s.tasks[old].exec_start_ns = 0;
+        s.tasks[recent].exec_start_ns = MIGRATION_COST_NS;
+        s.tasks[old].delayed = true;
+        s.tasks[old].state = crate::sim::State::Blocked;
+        s.rqs[5].nr_delayed = 1;
+        assert_eq!((s.nr_running(5), s.nr_runnable(5)), (3, 2));
+        assert_eq!(s.steal_victim_task(5), Some(recent));
+        s.tasks[recent].delayed = true;
+        s.rqs[5].nr_delayed = 2;
+        assert_eq!(s.steal_victim_task(5), None);
     }
 
     /// `task_hot()` returns 0 in an SMT domain: an idle SMT sibling takes a
@@ -1296,6 +1350,89 @@ mod tests {
         assert_eq!(
             (d.newidle_call, d.newidle_success, d.newidle_ratio),
             (512, 129, 259)
+        );
+    }
+
+    /// qemu8 with one always-running task per CPU, 10 s in: every level of
+    /// every CPU is due, none has decayed its newidle cost for a second.
+    fn busy_qemu8() -> Sim {
+        let cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:8").unwrap(),
+            1,
+            20_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        assert!((0..8).all(|c| s.nr_running(c) == 1));
+        s.now_ns = 10_000_000_000;
+        let j = s.jiffies();
+        for rq in s.rqs.iter_mut() {
+            for d in rq.dom.iter_mut() {
+                d.max_newidle_lb_cost_ns = 256_000;
+                d.last_decay_jiffies = j;
+            }
+        }
+        s
+    }
+
+    /// `continue_balancing`: CPU 1 is not its busy core's balance CPU, so
+    /// `should_we_balance()` says no at MC and the walk stops there: PKG
+    /// is neither balanced nor visited. CPU 0 balances all three levels.
+    #[test]
+    fn a_no_from_should_we_balance_stops_the_upper_levels() {
+        let mut s = busy_qemu8();
+        s.rebalance_domains(1);
+        assert_eq!(s.stats.lb_periodic, 2, "SMT and MC only");
+        let j = s.jiffies();
+        let last: Vec<u64> = s.rqs[1].dom.iter().map(|d| d.last_balance).collect();
+        assert_eq!(last, [j, j, 0]);
+        // next_balance comes from the levels visited, SMT's the earliest.
+        assert_eq!(s.rqs[1].next_balance, j + s.interval_jiffies(1, 0, true));
+        s.rebalance_domains(0);
+        assert_eq!(s.stats.lb_periodic, 5, "CPU 0: all three");
+        assert_eq!(s.rqs[0].dom[2].last_balance, j);
+    }
+
+    /// With the walk stopped, a level above still has its newidle cost
+    /// decayed when the level's decay is due (`if (need_decay) continue;`),
+    /// without being balanced, and the rq-wide cost follows.
+    #[test]
+    fn a_stopped_walk_still_decays() {
+        let mut s = busy_qemu8();
+        let j = s.jiffies();
+        for d in s.rqs[1].dom.iter_mut() {
+            d.last_decay_jiffies = j - 2 * s.cfg.hz as u64;
+        }
+        s.rebalance_domains(1);
+        let costs: Vec<u64> = s.rqs[1]
+            .dom
+            .iter()
+            .map(|d| d.max_newidle_lb_cost_ns)
+            .collect();
+        assert_eq!(costs, [253_000, 253_000, 253_000]);
+        assert_eq!(s.rqs[1].dom[2].last_balance, 0, "decayed, not balanced");
+        assert_eq!(s.rqs[1].max_idle_balance_cost_ns, 3 * 253_000);
+    }
+
+    /// `need_decay = update_newidle_cost(sd, 0, 0);` assigns: only the
+    /// last domain visited decides whether `max_idle_balance_cost` is
+    /// refreshed. SMT decays, MC and PKG do not: the rq-wide value stays.
+    #[test]
+    fn need_decay_is_the_last_domain_s() {
+        let mut s = busy_qemu8();
+        let j = s.jiffies();
+        s.rqs[0].dom[0].last_decay_jiffies = j - 2 * s.cfg.hz as u64;
+        s.rqs[0].max_idle_balance_cost_ns = 123;
+        s.rebalance_domains(0);
+        assert_eq!(s.rqs[0].dom[0].max_newidle_lb_cost_ns, 253_000);
+        assert_eq!(s.rqs[0].dom[2].max_newidle_lb_cost_ns, 256_000);
+        assert_eq!(s.rqs[0].max_idle_balance_cost_ns, 123);
+        // PKG decaying too makes it the max of the floor and the sum.
+        s.rqs[0].dom[2].last_decay_jiffies = j - 2 * s.cfg.hz as u64;
+        s.rebalance_domains(0);
+        assert_eq!(
+            s.rqs[0].max_idle_balance_cost_ns,
+            MIGRATION_COST_NS.max(253_000 + 256_000 + 253_000)
         );
     }
 

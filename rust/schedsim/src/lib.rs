@@ -3,7 +3,8 @@
 //! schedsim: a deterministic userspace topology simulator for sched-lb-rs.
 //!
 //! It models the machines of the five LKML threads (`topology`), a CFS
-//! runqueue per CPU with the tick, wakeups and wakeup placement (`sim`),
+//! runqueue per CPU with 6.12's EEVDF (`eevdf`), the tick, wakeups and
+//! wakeup placement (`sim`),
 //! and the load balancer of 6.12.117, the kernel the project boots (`lb`;
 //! HZ 250 and NI_RANDOM on by default, as there), and makes every
 //! threshold, budget and selection decision the patch series made
@@ -24,6 +25,7 @@
 pub mod conserve;
 pub mod cost;
 pub mod cpumask;
+pub mod eevdf;
 pub mod experiments;
 pub mod flags;
 pub mod lb;

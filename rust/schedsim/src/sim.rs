@@ -3,9 +3,12 @@
 //! The discrete-event CFS model: runqueues, tasks, the tick, wakeups.
 //!
 //! Mirrors, much reduced, `kernel/sched/core.c` (`sched_tick()`,
-//! `try_to_wake_up()`, `ttwu_do_activate()`'s `avg_idle` update, SIS_AGE's
-//! `wake_avg` from patch 0012) and `kernel/sched/fair.c` (`update_curr()`,
-//! `place_entity()`, `pick_next_task_fair()`, `select_task_rq_fair()`,
+//! `try_to_wake_up()` with `ttwu_runnable()`, `ttwu_do_activate()`'s
+//! `avg_idle` update, SIS_AGE's `wake_avg` from patch 0012) and
+//! `kernel/sched/fair.c` (`update_curr()`, `enqueue_entity()`,
+//! `dequeue_entity()` with DELAY_DEQUEUE, `requeue_delayed_entity()`,
+//! `set_next_entity()`, `pick_task_fair()`, `check_preempt_wakeup_fair()`,
+//! `select_task_rq_fair()`,
 //! `wake_affine()`, `wake_wide()`, `select_idle_sibling()`). The balancer
 //! is in `lb.rs`.
 //!
@@ -19,12 +22,18 @@
 //! seed each tick: which CPU wins a race for a runqueue lock is what
 //! Guittot's 1/4 is about, and a fixed order would make CPU 0 always win.
 //!
-//! Fair sharing is by `vruntime` (weight-scaled runtime) with a 2.8 ms
-//! slice (6.12.117's `sysctl_sched_base_slice`, 0.70 ms, times
-//! `1 + ilog2(min(ncpus, 8))`), checked at the tick as `update_curr()`
-//! does without HRTICK, which is EEVDF without lag and deadlines: what the
-//! balancer reads (load, utilisation, `nr_running`) is the same; latency
-//! details are not modelled.
+//! Fair sharing is 6.12.117's EEVDF (`eevdf.rs`): per-task `vruntime`,
+//! `deadline` and saved lag, a slice of 2.8 ms (`sysctl_sched_base_slice`,
+//! 0.70 ms, times `1 + ilog2(min(ncpus, 8))` as `update_sysctl()` scales
+//! it), `pick_eevdf()` with RUN_TO_PARITY, deadlines renewed by
+//! `update_curr()` (at the tick, as without HRTICK, and at enqueues),
+//! `place_entity()` with PLACE_LAG and PLACE_DEADLINE_INITIAL, and
+//! `check_preempt_wakeup_fair()`. DELAY_DEQUEUE is on, as in 6.12.117: a
+//! task that blocks while not eligible stays queued ("delayed") until it
+//! is picked, and is then dequeued, or until it is woken, where it
+//! stays. It counts in `nr_running` (what the balancer reads, as 6.12.117's
+//! `h_nr_queued` and `rq->nr_running` do) but not in `nr_runnable`
+//! (`h_nr_runnable`, what STEAL's mask and victim test read).
 //!
 //! Randomness comes in separate streams (`rng.rs`): the tick order, each
 //! CPU's NI_RANDOM dice, each task's jitter, so that flags do not reshuffle
@@ -32,6 +41,7 @@
 
 use crate::conserve::Conservation;
 use crate::cost::CostModel;
+use crate::eevdf::{self, Pick, Se};
 use crate::flags::{Flags, Knobs, PreferSibling};
 use crate::pelt::Pelt;
 use crate::rng::{Purpose, Rng};
@@ -67,11 +77,22 @@ pub const NICE_0_LOAD: u64 = 1024;
 pub const CAPACITY: u64 = 1024;
 /// `sysctl_sched_migration_cost`: 500 us.
 pub const MIGRATION_COST_NS: u64 = 500_000;
-/// Wakeup preemption granularity (pre-EEVDF `sysctl_sched_wakeup_granularity`
-/// for 8+ CPUs, 4 ms scaled; used as 1 ms here, see the module doc).
-pub const WAKEUP_GRAN_NS: u64 = 1_000_000;
 /// Bits per cache line of STEAL's sparsemask (Sistare: 8).
 pub const SPARSE_BITS_PER_LINE: u32 = 8;
+/// Idle balancing passes one `go_idle()` makes when each pulled only a
+/// delayed task, which the pick then dequeues. The kernel loops until a
+/// pass pulls nothing; each pass here moves at least one delayed task
+/// out of the machine's queues, so a bound only matters in theory.
+const GO_IDLE_RETRIES: u32 = 8;
+
+/// `rq->nr_running` and `rq->cfs.h_nr_runnable` of one CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nr {
+    /// Tasks on the runqueue, delayed ones included.
+    pub running: u32,
+    /// Runnable tasks: the delayed ones left out.
+    pub runnable: u32,
+}
 
 /// Run configuration.
 #[derive(Clone, Debug)]
@@ -206,6 +227,14 @@ pub struct Task {
     pub cpu: u32,
     /// `se.vruntime`.
     pub vruntime: u64,
+    /// `se.deadline`: when, in virtual time, its request of one slice is
+    /// due.
+    pub deadline: u64,
+    /// `se.vlag`: the lag kept from its last dequeue for its next
+    /// placement.
+    pub vlag: i64,
+    /// `se.sched_delayed`: blocked but still queued (DELAY_DEQUEUE).
+    pub delayed: bool,
     /// Load weight (nice 0).
     pub weight: u64,
     /// Useful work done, ns.
@@ -273,10 +302,17 @@ pub struct Rq {
     pub curr: Option<usize>,
     /// Queued tasks, in enqueue order (`cfs_tasks`, head last).
     pub queue: Vec<usize>,
-    /// `cfs_rq->min_vruntime`.
-    pub min_vruntime: u64,
-    /// When `curr` was picked.
-    pub slice_start_ns: u64,
+    /// `cfs_rq->zero_vruntime`: where the last `avg_vruntime()` put the
+    /// average, the reference an empty runqueue places a task at.
+    pub zero_vruntime: u64,
+    /// RUN_TO_PARITY's `protect_slice()`: `curr`'s deadline when it was
+    /// picked (the kernel stashes it in `se->vlag`); `curr`'s slice is
+    /// protected while its deadline is still this one.
+    pub protect_deadline: Option<u64>,
+    /// `TIF_NEED_RESCHED` of `curr`, set by `update_curr()`.
+    pub need_resched: bool,
+    /// Delayed tasks in `queue` (`h_nr_queued - h_nr_runnable`).
+    pub nr_delayed: u32,
     /// Runtime accounted up to here.
     pub last_acct_ns: u64,
     /// Generation of the pending burst-end event.
@@ -373,6 +409,9 @@ pub struct Sim {
     pub conserve: Conservation,
     /// CPUs with more than one task (`rd->overloaded`).
     pub nr_overloaded: u32,
+    /// CPUs with more than one runnable task (delayed ones left out): the
+    /// work-conservation checker's "task waiting".
+    nr_waiting: u32,
     nr_idle: u32,
     trace: u64,
     timeline: Timeline,
@@ -381,6 +420,9 @@ pub struct Sim {
     max_lb_interval_jiffies: u64,
     order: Vec<u32>,
     buddy_split: Vec<bool>,
+    /// The CPU whose task is inside a send or receive (`burst_end()`): a
+    /// wakeup preemption there waits for its return to user space.
+    syscall_cpu: Option<u32>,
 }
 
 /// FNV-1a, 64 bit, over the words of each traced event.
@@ -418,8 +460,10 @@ impl Sim {
             .map(|c| Rq {
                 curr: None,
                 queue: Vec::new(),
-                min_vruntime: 0,
-                slice_start_ns: 0,
+                zero_vruntime: 0,
+                protect_deadline: None,
+                need_resched: false,
+                nr_delayed: 0,
                 last_acct_ns: 0,
                 gen: 0,
                 overhead_ns: 0,
@@ -496,6 +540,7 @@ impl Sim {
             stats: Stats::default(),
             conserve: Conservation::new(nr),
             nr_overloaded: 0,
+            nr_waiting: 0,
             nr_idle: nr,
             trace: 0xcbf2_9ce4_8422_2325,
             timeline: Timeline::default(),
@@ -504,6 +549,7 @@ impl Sim {
             max_lb_interval_jiffies,
             order: (0..nr).collect(),
             buddy_split: Vec::new(),
+            syscall_cpu: None,
             cfg,
         };
         sim.spawn_tasks();
@@ -516,6 +562,9 @@ impl Sim {
             state: State::Blocked,
             cpu: 0,
             vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            delayed: false,
             weight: NICE_0_LOAD,
             work_ns: 0,
             burst_left_ns: 0,
@@ -639,9 +688,14 @@ impl Sim {
             let cpu = self.fork_cpu();
             self.tasks[t].cpu = cpu;
             self.tasks[t].recent_used_cpu = cpu;
+            // wake_up_new_task(): ENQUEUE_INITIAL, then WF_FORK preemption.
+            self.update_curr(cpu);
+            self.place_entity(cpu, t, true);
             self.enqueue(cpu, t);
             if self.rqs[cpu as usize].curr.is_none() {
                 self.pick_next(cpu);
+            } else {
+                self.wakeup_preempt(cpu, t);
             }
         }
         // The machine has been running this mix for a while: signals
@@ -704,10 +758,24 @@ impl Sim {
         u64::from(self.cfg.hz.max(1))
     }
 
-    /// `rq->nr_running` (CFS only here).
+    /// `rq->nr_running` (CFS only here): delayed tasks are still on the
+    /// runqueue and count, as they do for 6.12.117's balancer.
     pub fn nr_running(&self, cpu: u32) -> u32 {
         let rq = &self.rqs[cpu as usize];
         u32::from(rq.curr.is_some()) + rq.queue.len() as u32
+    }
+
+    /// `rq->cfs.h_nr_runnable`: `nr_running` without the delayed tasks.
+    pub fn nr_runnable(&self, cpu: u32) -> u32 {
+        self.nr_running(cpu)
+            .saturating_sub(self.rqs[cpu as usize].nr_delayed)
+    }
+
+    fn nr(&self, cpu: u32) -> Nr {
+        Nr {
+            running: self.nr_running(cpu),
+            runnable: self.nr_runnable(cpu),
+        }
     }
 
     /// `idle_cpu()`.
@@ -748,7 +816,8 @@ impl Sim {
     pub(crate) fn pelt_sync_task(&mut self, t: usize) {
         let now = self.now_ns;
         let task = &mut self.tasks[t];
-        let runnable = matches!(task.state, State::Running | State::Runnable);
+        // A delayed task is still enqueued: its load stays runnable.
+        let runnable = matches!(task.state, State::Running | State::Runnable) || task.delayed;
         let running = task.state == State::Running;
         task.load
             .update(now, if runnable { task.weight } else { 0 });
@@ -788,7 +857,8 @@ impl Sim {
         self.tasks[t].util.value()
     }
 
-    /// Accounts the running task's time up to now (`update_curr()`).
+    /// Accounts the running task's time up to now: the runtime half of
+    /// `update_curr()` (the EEVDF half is `Sim::update_curr()`).
     pub(crate) fn account(&mut self, cpu: u32) {
         let now = self.now_ns;
         let rq = &mut self.rqs[cpu as usize];
@@ -816,13 +886,8 @@ impl Sim {
         }
         task.vruntime = task
             .vruntime
-            .saturating_add(dt.saturating_mul(NICE_0_LOAD) / task.weight.max(1));
+            .wrapping_add(eevdf::calc_delta_fair(dt, task.weight));
         task.exec_start_ns = now;
-        let v = task.vruntime;
-        let rq = &mut self.rqs[cpu as usize];
-        let leftmost = rq.queue.iter().map(|&q| self.tasks[q].vruntime).min();
-        let m = leftmost.map_or(v, |l| l.min(v));
-        rq.min_vruntime = rq.min_vruntime.max(m);
     }
 
     /// Adds kernel work to a CPU: it delays whatever runs there next.
@@ -858,28 +923,37 @@ impl Sim {
         self.push(at, Ev::BurstEnd { cpu, gen });
     }
 
-    /// Called whenever `nr_running` of `cpu` may have changed from `old`.
-    pub(crate) fn nr_changed(&mut self, cpu: u32, old: u32) {
-        let new = self.nr_running(cpu);
+    /// Called whenever `nr_running` or `nr_runnable` of `cpu` may have
+    /// changed from `old`.
+    pub(crate) fn nr_changed(&mut self, cpu: u32, old: Nr) {
+        let new = self.nr(cpu);
         if new == old {
             return;
         }
-        if (old == 0) != (new == 0) {
-            if new == 0 {
+        if (old.running == 0) != (new.running == 0) {
+            if new.running == 0 {
                 self.nr_idle += 1;
             } else {
                 self.nr_idle -= 1;
             }
         }
-        if (old >= 2) != (new >= 2) {
-            if new >= 2 {
+        if (old.running >= 2) != (new.running >= 2) {
+            if new.running >= 2 {
                 self.nr_overloaded += 1;
             } else {
                 self.nr_overloaded -= 1;
             }
         }
-        // STEAL's mask: only 1 <-> 2 crossings write it.
-        if let Some(set) = sched_lb_policy::steal::overload_transition(old, new) {
+        if (old.runnable >= 2) != (new.runnable >= 2) {
+            if new.runnable >= 2 {
+                self.nr_waiting += 1;
+            } else {
+                self.nr_waiting -= 1;
+            }
+        }
+        // STEAL's mask: only 1 <-> 2 crossings of h_nr_runnable write it
+        // (patch 0014: a delayed task is queued but not runnable).
+        if let Some(set) = sched_lb_policy::steal::overload_transition(old.runnable, new.runnable) {
             let llc = &self.llc[self.cfg.topology.llc_of[cpu as usize] as usize];
             let elem = cpu - llc.overloaded_base;
             let (w, b) = sparsemask::locate(elem, SPARSE_BITS_PER_LINE);
@@ -891,16 +965,28 @@ impl Sim {
             }
         }
         let now = self.now_ns;
-        self.conserve
-            .update(now, cpu, old, new, self.nr_idle, self.nr_overloaded);
+        self.conserve.update(
+            now,
+            cpu,
+            old.running,
+            new.running,
+            self.nr_idle,
+            self.nr_waiting,
+        );
     }
 
-    /// Puts `t` on `cpu`'s queue.
+    /// Puts `t` on `cpu`'s queue, where `place_entity()` placed it; a
+    /// delayed task (moved by the balancer) stays delayed.
     pub(crate) fn enqueue(&mut self, cpu: u32, t: usize) {
-        let old = self.nr_running(cpu);
+        let old = self.nr(cpu);
         self.pelt_sync_rq(cpu);
         self.pelt_sync_task(t);
-        self.tasks[t].state = State::Runnable;
+        if self.tasks[t].delayed {
+            let rq = &mut self.rqs[cpu as usize];
+            rq.nr_delayed = rq.nr_delayed.saturating_add(1);
+        } else {
+            self.tasks[t].state = State::Runnable;
+        }
         self.tasks[t].cpu = cpu;
         self.rqs[cpu as usize].queue.push(t);
         self.nr_changed(cpu, old);
@@ -908,35 +994,166 @@ impl Sim {
 
     /// Takes a queued `t` off `cpu`.
     pub(crate) fn dequeue_queued(&mut self, cpu: u32, t: usize) {
-        let old = self.nr_running(cpu);
+        let old = self.nr(cpu);
         self.pelt_sync_rq(cpu);
         self.pelt_sync_task(t);
-        let q = &mut self.rqs[cpu as usize].queue;
-        if let Some(i) = q.iter().position(|&x| x == t) {
-            q.remove(i);
+        let rq = &mut self.rqs[cpu as usize];
+        if let Some(i) = rq.queue.iter().position(|&x| x == t) {
+            rq.queue.remove(i);
+            if self.tasks[t].delayed {
+                rq.nr_delayed = rq.nr_delayed.saturating_sub(1);
+            }
         }
         self.nr_changed(cpu, old);
     }
 
-    /// `pick_next_task_fair()`: the queued task with the smallest vruntime
-    /// becomes `curr`.
-    pub(crate) fn pick_next(&mut self, cpu: u32) {
+    /// Task `t` as EEVDF sees it.
+    fn se(&self, t: usize) -> Se {
+        let task = &self.tasks[t];
+        Se {
+            vruntime: task.vruntime,
+            deadline: task.deadline,
+            weight: task.weight,
+        }
+    }
+
+    /// The entities of `cpu`'s runqueue: the queued ones in tree order, and
+    /// `curr` (the model's `curr` is always on the runqueue).
+    fn entities(&self, cpu: u32) -> (Vec<Se>, Option<Se>) {
         let rq = &self.rqs[cpu as usize];
-        debug_assert!(rq.curr.is_none());
-        let Some((i, _)) = rq
-            .queue
-            .iter()
-            .enumerate()
-            .min_by_key(|&(i, &t)| (self.tasks[t].vruntime, i))
-        else {
+        let queued = rq.queue.iter().map(|&t| self.se(t)).collect();
+        (queued, rq.curr.map(|c| self.se(c)))
+    }
+
+    /// `avg_vruntime()`, which moves `zero_vruntime` to the average.
+    fn avg_vruntime(&mut self, cpu: u32) -> u64 {
+        let (queued, curr) = self.entities(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        rq.zero_vruntime = eevdf::avg_vruntime(&queued, curr, rq.zero_vruntime);
+        rq.zero_vruntime
+    }
+
+    /// `entity_eligible()` of task `t` on `cpu`'s runqueue.
+    pub(crate) fn eligible(&self, cpu: u32, t: usize) -> bool {
+        let (queued, curr) = self.entities(cpu);
+        eevdf::vruntime_eligible(&queued, curr, self.tasks[t].vruntime)
+    }
+
+    /// `update_entity_lag()`: `t`'s lag on `cpu`'s runqueue, saved in
+    /// `vlag` and returned.
+    fn update_entity_lag(&mut self, cpu: u32, t: usize) -> i64 {
+        let avg = self.avg_vruntime(cpu);
+        let lag = eevdf::entity_lag(avg, self.se(t), self.base_slice_ns, self.tick_ns);
+        self.tasks[t].vlag = lag;
+        lag
+    }
+
+    /// `place_entity()`: `t`'s `vruntime` and `deadline` for joining
+    /// `cpu`'s runqueue, from the lag it kept (`initial`: a new task).
+    fn place_entity(&mut self, cpu: u32, t: usize, initial: bool) {
+        let avg = self.avg_vruntime(cpu);
+        let (queued, curr) = self.entities(cpu);
+        let (vruntime, deadline) = eevdf::place_entity(
+            &queued,
+            curr,
+            avg,
+            self.tasks[t].vlag,
+            self.tasks[t].weight,
+            self.base_slice_ns,
+            initial,
+        );
+        self.tasks[t].vruntime = vruntime;
+        self.tasks[t].deadline = deadline;
+    }
+
+    /// RUN_TO_PARITY's `protect_slice()` for `cpu`'s `curr`.
+    fn protected(&self, cpu: u32) -> bool {
+        let rq = &self.rqs[cpu as usize];
+        rq.curr
+            .is_some_and(|c| rq.protect_deadline == Some(self.tasks[c].deadline))
+    }
+
+    /// `update_curr()`: runtime up to now, then `update_deadline()`; a
+    /// renewed deadline, or PREEMPT_SHORT's unprotected and no longer
+    /// eligible `curr`, sets `need_resched` when something else is queued.
+    pub(crate) fn update_curr(&mut self, cpu: u32) {
+        self.account(cpu);
+        let Some(c) = self.rqs[cpu as usize].curr else {
             return;
         };
+        let mut resched = false;
+        if let Some(d) = eevdf::update_deadline(self.se(c), self.base_slice_ns) {
+            self.tasks[c].deadline = d;
+            self.avg_vruntime(cpu);
+            resched = true;
+        }
+        if self.rqs[cpu as usize].queue.is_empty() {
+            return;
+        }
+        // did_preempt_short(): only an unprotected slice is cut short.
+        if resched || (!self.protected(cpu) && !self.eligible(cpu, c)) {
+            self.rqs[cpu as usize].need_resched = true;
+        }
+    }
+
+    /// `__schedule()` on `cpu`: `pick_task_fair()` (whose `pick_eevdf()`
+    /// sees `curr` while it is still on the runqueue; a delayed task it
+    /// picks is dequeued for good and it picks again), then
+    /// `put_prev_entity()` and `set_next_entity()` if the task changes,
+    /// which is when RUN_TO_PARITY protects the new `curr`'s slice. A
+    /// `curr` picked again keeps its protection state. False if nothing is
+    /// left to run.
+    fn schedule(&mut self, cpu: u32) -> bool {
+        self.update_curr(cpu);
+        self.rqs[cpu as usize].need_resched = false;
+        loop {
+            let (queued, curr) = self.entities(cpu);
+            match eevdf::pick_eevdf(&queued, curr, self.protected(cpu)) {
+                None => return false,
+                Some(Pick::Curr) => return true,
+                Some(Pick::Queued(i)) => {
+                    let t = self.rqs[cpu as usize].queue[i];
+                    if self.tasks[t].delayed {
+                        self.finish_delayed_dequeue(cpu, t);
+                        continue;
+                    }
+                    if self.rqs[cpu as usize].curr.is_some() {
+                        self.put_prev(cpu);
+                    }
+                    self.set_next(cpu, i);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// `dequeue_entities(DEQUEUE_SLEEP | DEQUEUE_DELAYED)`: a delayed task
+    /// was picked, so it is eligible; it leaves the runqueue, its lag kept
+    /// but clipped to 0 (DELAY_ZERO).
+    fn finish_delayed_dequeue(&mut self, cpu: u32, t: usize) {
+        let lag = self.update_entity_lag(cpu, t);
+        self.tasks[t].vlag = lag.min(0);
+        self.dequeue_queued(cpu, t);
+        self.tasks[t].delayed = false;
+        self.trace(&[5, u64::from(cpu), t as u64]);
+    }
+
+    /// `pick_next_task_fair()` on a CPU with no `curr`. False if nothing
+    /// is left to run (every queued task was a delayed one).
+    pub(crate) fn pick_next(&mut self, cpu: u32) -> bool {
+        debug_assert!(self.rqs[cpu as usize].curr.is_none());
+        self.schedule(cpu)
+    }
+
+    /// `set_next_entity()`: queued task `i` becomes `curr`, its slice
+    /// protected until its deadline moves.
+    fn set_next(&mut self, cpu: u32, i: usize) {
         self.account(cpu);
         self.pelt_sync_rq(cpu);
         let rq = &mut self.rqs[cpu as usize];
         let t = rq.queue.remove(i);
         rq.curr = Some(t);
-        rq.slice_start_ns = self.now_ns;
+        rq.protect_deadline = Some(self.tasks[t].deadline);
         rq.last_acct_ns = self.now_ns;
         let switched = rq.last_task != Some(t);
         rq.last_task = Some(t);
@@ -956,11 +1173,13 @@ impl Sim {
         self.arm_burst(cpu);
     }
 
-    /// The running task gives the CPU back and goes to the queue.
+    /// The running task gives the CPU back and goes to the queue
+    /// (`put_prev_entity()`).
     pub(crate) fn put_prev(&mut self, cpu: u32) {
         self.account(cpu);
         self.pelt_sync_rq(cpu);
         let rq = &mut self.rqs[cpu as usize];
+        rq.protect_deadline = None;
         if let Some(t) = rq.curr.take() {
             rq.queue.push(t);
             self.pelt_sync_task(t);
@@ -969,33 +1188,65 @@ impl Sim {
         self.rqs[cpu as usize].gen += 1;
     }
 
-    /// Reschedules `cpu`: curr back to the queue, pick again.
+    /// `resched_curr()` acted on: pick again, `curr` included.
     pub(crate) fn resched(&mut self, cpu: u32) {
-        self.put_prev(cpu);
-        self.pick_next(cpu);
+        self.schedule(cpu);
     }
 
-    /// Migrates a queued task (`detach_task()` + `attach_task()`).
+    /// `check_preempt_wakeup_fair()` after `t` was enqueued on `cpu`,
+    /// which runs something: a pending resched stands; otherwise `t`
+    /// preempts when `pick_eevdf()` would now pick it (no wakeup
+    /// granularity in 6.12).
+    pub(crate) fn wakeup_preempt(&mut self, cpu: u32, t: usize) {
+        if self.rqs[cpu as usize].curr.is_none() {
+            return;
+        }
+        if !self.rqs[cpu as usize].need_resched {
+            self.update_curr(cpu);
+        }
+        let preempt = self.rqs[cpu as usize].need_resched || {
+            let (queued, curr) = self.entities(cpu);
+            match eevdf::pick_eevdf(&queued, curr, self.protected(cpu)) {
+                Some(Pick::Queued(i)) => self.rqs[cpu as usize].queue[i] == t,
+                _ => false,
+            }
+        };
+        if preempt {
+            if self.syscall_cpu == Some(cpu) {
+                self.rqs[cpu as usize].need_resched = true;
+            } else {
+                self.resched(cpu);
+            }
+        }
+    }
+
+    /// Migrates a queued task (`detach_task()` + `attach_task()`): its lag
+    /// and its deadline relative to its vruntime (PLACE_REL_DEADLINE) go
+    /// with it, and the destination checks for preemption. A delayed task
+    /// moves delayed, as 6.12.117's `can_migrate_task()` lets it.
     pub(crate) fn migrate(&mut self, t: usize, src: u32, dst: u32) {
+        self.update_curr(src);
+        self.update_entity_lag(src, t);
+        let rel_deadline = self.tasks[t].deadline.wrapping_sub(self.tasks[t].vruntime);
         self.dequeue_queued(src, t);
         self.move_signals(t, src, dst);
-        let src_min = self.rqs[src as usize].min_vruntime;
-        let dst_min = self.rqs[dst as usize].min_vruntime;
         let task = &mut self.tasks[t];
-        task.vruntime = task
-            .vruntime
-            .saturating_sub(src_min)
-            .saturating_add(dst_min);
         task.migrations += 1;
         task.refill_ns =
             task.refill_ns
                 .saturating_add(self.cost.refill_ns(&self.cfg.topology, src, dst));
         self.stats.migrations += 1;
         self.trace(&[2, t as u64, u64::from(src), u64::from(dst)]);
+        self.update_curr(dst);
+        self.place_entity(dst, t, false);
+        let task = &mut self.tasks[t];
+        task.deadline = task.vruntime.wrapping_add(rel_deadline);
         self.enqueue(dst, t);
         self.track_buddy(t);
         if self.rqs[dst as usize].curr.is_none() {
             self.pick_next(dst);
+        } else {
+            self.wakeup_preempt(dst, t);
         }
     }
 
@@ -1029,34 +1280,55 @@ impl Sim {
         }
     }
 
-    /// The running task stops running for good (blocks or sleeps).
+    /// The running task stops running (blocks or sleeps):
+    /// `dequeue_entity(DEQUEUE_SLEEP)`. DELAY_DEQUEUE: if it is not
+    /// eligible it stays queued, delayed, and competes until it is picked
+    /// or woken; otherwise it leaves with its lag.
     fn block_curr(&mut self, cpu: u32, state: State) {
-        self.account(cpu);
+        self.update_curr(cpu);
         self.pelt_sync_rq(cpu);
-        let old = self.nr_running(cpu);
+        let old = self.nr(cpu);
+        let Some(t) = self.rqs[cpu as usize].curr else {
+            return;
+        };
+        let delay = self.cfg.flags.delay_dequeue && !self.eligible(cpu, t);
+        if !delay {
+            self.update_entity_lag(cpu, t);
+        }
         let rq = &mut self.rqs[cpu as usize];
-        let Some(t) = rq.curr.take() else { return };
+        rq.curr = None;
+        rq.protect_deadline = None;
         rq.gen += 1;
         self.pelt_sync_task(t);
         self.tasks[t].state = state;
+        if delay {
+            self.tasks[t].delayed = true;
+            let rq = &mut self.rqs[cpu as usize];
+            rq.queue.push(t);
+            rq.nr_delayed = rq.nr_delayed.saturating_add(1);
+        }
         self.trace(&[3, u64::from(cpu), t as u64]);
         self.nr_changed(cpu, old);
-        if self.rqs[cpu as usize].queue.is_empty() {
+        if !self.pick_next(cpu) {
             self.go_idle(cpu);
-        } else {
-            self.pick_next(cpu);
         }
     }
 
-    /// The CPU has nothing to run: STEAL, then newidle balance.
+    /// The CPU has nothing to run: STEAL, then newidle balance. A pull
+    /// that brought only a delayed task leaves the CPU idle once the pick
+    /// dequeues it, and `pick_next_task_fair()` balances again.
     fn go_idle(&mut self, cpu: u32) {
         let now = self.now_ns;
         self.rqs[cpu as usize].idle_stamp_ns = now.max(1);
         self.update_idle_core(cpu);
-        if self.try_steal(cpu) {
-            return;
+        for _ in 0..GO_IDLE_RETRIES {
+            if self.try_steal(cpu) && !self.idle(cpu) {
+                return;
+            }
+            if !self.newidle_balance(cpu) || !self.idle(cpu) {
+                return;
+            }
         }
-        self.newidle_balance(cpu);
     }
 
     /// `__update_idle_core()`: a CPU going idle with all its SMT siblings
@@ -1089,30 +1361,58 @@ impl Sim {
             rq.wake_stamp = now / self.tick_ns;
             rq.wake_avg_ns = rq.avg_idle_ns / 2;
         }
-        // place_entity(): a sleeper gets at most half a slice of credit.
-        let min_v = self.rqs[cpu as usize].min_vruntime;
-        let credit = self.base_slice_ns / 2;
-        let task = &mut self.tasks[t];
-        task.vruntime = task.vruntime.max(min_v.saturating_sub(credit));
-        task.wakeups += 1;
+        // enqueue_entity(): update_curr(), then place_entity() with the
+        // lag kept since the task slept.
+        self.update_curr(cpu);
+        self.place_entity(cpu, t, false);
+        self.tasks[t].wakeups += 1;
         self.enqueue(cpu, t);
         self.trace(&[4, t as u64, u64::from(cpu)]);
         self.track_buddy(t);
-        match self.rqs[cpu as usize].curr {
-            None => self.pick_next(cpu),
-            Some(c) => {
-                self.account(cpu);
-                if self.tasks[t].vruntime.saturating_add(WAKEUP_GRAN_NS) < self.tasks[c].vruntime {
-                    self.resched(cpu);
-                }
-            }
+        if self.rqs[cpu as usize].curr.is_none() {
+            self.pick_next(cpu);
+        } else {
+            self.wakeup_preempt(cpu, t);
         }
+    }
+
+    /// `ttwu_runnable()` for a delayed task: it is still queued where it
+    /// blocked, so it wakes there, with no `select_task_rq()`:
+    /// `requeue_delayed_entity()` (DELAY_ZERO: a positive lag is dropped
+    /// and the task placed again at the average) and `wakeup_preempt()`.
+    fn requeue_delayed(&mut self, t: usize) {
+        let cpu = self.tasks[t].cpu;
+        let old = self.nr(cpu);
+        self.pelt_sync_rq(cpu);
+        self.pelt_sync_task(t);
+        if self.update_entity_lag(cpu, t) > 0 {
+            let rq = &mut self.rqs[cpu as usize];
+            if let Some(i) = rq.queue.iter().position(|&x| x == t) {
+                rq.queue.remove(i);
+            }
+            self.tasks[t].vlag = 0;
+            self.place_entity(cpu, t, false);
+            self.rqs[cpu as usize].queue.push(t);
+        }
+        self.tasks[t].delayed = false;
+        self.tasks[t].state = State::Runnable;
+        let rq = &mut self.rqs[cpu as usize];
+        rq.nr_delayed = rq.nr_delayed.saturating_sub(1);
+        self.nr_changed(cpu, old);
+        self.tasks[t].wakeups += 1;
+        self.trace(&[4, t as u64, u64::from(cpu)]);
+        self.wakeup_preempt(cpu, t);
     }
 
     /// `try_to_wake_up()`: picks a CPU and activates `t` there.
     /// `waker` is the waking CPU and task (None for a timer, which fires
-    /// on the task's previous CPU).
+    /// on the task's previous CPU). A delayed task is still queued and
+    /// wakes where it is.
     pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
+        if self.tasks[t].delayed {
+            self.requeue_delayed(t);
+            return;
+        }
         let prev = self.tasks[t].cpu;
         let cpu = match waker {
             Some((wcpu, wtask)) => self.select_task_rq(t, prev, wcpu, Some(wtask), true),
@@ -1204,7 +1504,8 @@ impl Sim {
         if self.idle(this_cpu) && topo.share_cache(this_cpu, prev) {
             return if self.idle(prev) { prev } else { this_cpu };
         }
-        if sync && self.nr_running(this_cpu) == 1 {
+        // 6.12.117: `rq->nr_running - cfs_h_nr_delayed(rq) == 1`.
+        if sync && self.nr_runnable(this_cpu) == 1 {
             return this_cpu;
         }
         if self.idle(prev) {
@@ -1436,8 +1737,21 @@ impl Sim {
         scan.cpu
     }
 
-    /// A burst finished: the task's behaviour decides what comes next.
+    /// A burst finished: the running task enters the kernel to send,
+    /// receive or sleep. A wakeup it causes on its own CPU that should
+    /// preempt it only sets `need_resched`, acted on when it returns to
+    /// user space, if it has not blocked by then.
     fn burst_end(&mut self, cpu: u32) {
+        let outer = self.syscall_cpu.replace(cpu);
+        self.burst_end_syscall(cpu);
+        self.syscall_cpu = outer;
+        if self.rqs[cpu as usize].need_resched && self.rqs[cpu as usize].curr.is_some() {
+            self.resched(cpu);
+        }
+    }
+
+    /// What the task does in the kernel at the end of its burst.
+    fn burst_end_syscall(&mut self, cpu: u32) {
         self.account(cpu);
         let Some(t) = self.rqs[cpu as usize].curr else {
             return;
@@ -1546,12 +1860,10 @@ impl Sim {
         let mut order = std::mem::take(&mut self.order);
         self.tick_rng.shuffle(&mut order);
         for &cpu in &order {
-            self.account(cpu);
-            let rq = &self.rqs[cpu as usize];
-            if rq.curr.is_some()
-                && !rq.queue.is_empty()
-                && self.now_ns.saturating_sub(rq.slice_start_ns) >= self.base_slice_ns
-            {
+            // entity_tick(): update_curr(), which renews the deadline of a
+            // task that reached it and asks for the resched.
+            self.update_curr(cpu);
+            if self.rqs[cpu as usize].need_resched {
                 self.resched(cpu);
             }
             if self.jiffies() >= self.rqs[cpu as usize].next_balance {
@@ -1751,5 +2063,148 @@ mod tests {
             }
             assert_eq!(ticks, u64::from(hz) + 1, "HZ {hz}");
         }
+    }
+
+    /// 2x4, fairness:9, 10 ms in: CPU 0 runs `a` and queues `b` (both at
+    /// vruntime 0 from fork, `b`'s deadline half a slice), every other CPU
+    /// runs one task.
+    fn two_on_cpu0() -> (Sim, usize, usize) {
+        let cfg = Config::new(
+            Topology::preset("2x4").unwrap(),
+            Workload::parse("fairness:9").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        assert_eq!((s.nr_running(0), s.rqs[0].queue.len()), (2, 1));
+        let (a, b) = (s.rqs[0].curr.unwrap(), s.rqs[0].queue[0]);
+        s.now_ns = 10_000_000;
+        for c in 0..8 {
+            s.rqs[c].last_acct_ns = s.now_ns;
+        }
+        (s, a, b)
+    }
+
+    /// Sets `t`'s vruntime and deadline (ms).
+    fn at(s: &mut Sim, t: usize, v_ms: u64, d_ms: u64) {
+        s.tasks[t].vruntime = v_ms * 1_000_000;
+        s.tasks[t].deadline = d_ms * 1_000_000;
+    }
+
+    /// DELAY_DEQUEUE: `a` blocks ahead of the average (not eligible), so it
+    /// stays queued: `nr_running` still 2, `nr_runnable` 1, no STEAL bit;
+    /// woken, it is runnable again where it was, with no migration.
+    #[test]
+    fn an_ineligible_sleeper_is_delayed_and_wakes_in_place() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 20, 22);
+        at(&mut s, b, 10, 12);
+        s.block_curr(0, State::Blocked);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        assert!(s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].state, State::Blocked);
+        assert_eq!((s.nr_running(0), s.nr_runnable(0)), (2, 1));
+        assert_eq!((s.nr_overloaded, s.nr_waiting), (1, 0));
+        assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
+        let (wakeups, migrations) = (s.tasks[a].wakeups, s.tasks[a].migrations);
+        s.wake(a, None);
+        assert!(!s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].state, State::Runnable);
+        assert_eq!(s.tasks[a].cpu, 0);
+        assert_eq!(s.tasks[a].wakeups, wakeups + 1);
+        assert_eq!(s.tasks[a].migrations, migrations);
+        // Its negative lag is kept: still behind b, which runs on.
+        assert_eq!(s.tasks[a].vruntime, 20_000_000);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        assert_eq!((s.nr_runnable(0), s.nr_waiting), (2, 1));
+        let mask: Vec<u32> = sparsemask::elements(&s.llc[0].overloaded[..], 8).collect();
+        assert_eq!(mask, [0], "runnable again: STEAL's bit");
+    }
+
+    /// NO_DELAY_DEQUEUE: the same sleeper leaves at once, with its lag
+    /// (V = 15 ms: -5 ms).
+    #[test]
+    fn no_delay_dequeue_dequeues_at_once() {
+        let (mut s, a, b) = two_on_cpu0();
+        s.cfg.flags.delay_dequeue = false;
+        at(&mut s, a, 20, 22);
+        at(&mut s, b, 10, 12);
+        s.block_curr(0, State::Blocked);
+        assert!(!s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].vlag, -5_000_000);
+        assert_eq!((s.nr_running(0), s.nr_runnable(0)), (1, 1));
+    }
+
+    /// A delayed task that gets picked is dequeued for good, its lag
+    /// clipped to 0 at most (DELAY_ZERO); an eligible sleeper is dequeued
+    /// at once and keeps its positive lag.
+    #[test]
+    fn a_picked_delayed_task_leaves() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 20, 22);
+        at(&mut s, b, 10, 12);
+        s.block_curr(0, State::Blocked);
+        assert!(s.tasks[a].delayed);
+        // b blocks behind the average (15 ms): eligible, dequeued, lag 5 ms.
+        s.block_curr(0, State::Blocked);
+        assert!(!s.tasks[b].delayed);
+        assert_eq!(s.tasks[b].vlag, 5_000_000);
+        // The pick found only a, delayed: dequeued, and CPU 0 is idle.
+        assert!(!s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].vlag, 0);
+        assert_eq!(s.nr_running(0), 0);
+    }
+
+    /// Wakeup preemption is `pick_eevdf()`: a wakee with positive lag is
+    /// placed before the average, `curr` is then not eligible and loses;
+    /// one with negative lag is placed after it and waits.
+    #[test]
+    fn wakeup_preemption_follows_the_pick() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 10, 12);
+        at(&mut s, b, 10, 13);
+        s.block_curr(0, State::Blocked); // a is eligible (V = 10 ms): lag 0
+        assert_eq!(s.rqs[0].curr, Some(b));
+        s.tasks[a].vlag = -1_000_000;
+        s.activate(a, 0);
+        // Placed at V + 2 ms (the lag doubled by (W + w) / W).
+        assert_eq!(s.tasks[a].vruntime, 12_000_000);
+        assert_eq!(s.rqs[0].curr, Some(b), "negative lag: no preemption");
+        s.put_prev(0);
+        s.dequeue_queued(0, a);
+        s.tasks[a].state = State::Blocked;
+        s.pick_next(0);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        s.tasks[a].vlag = 1_000_000;
+        s.activate(a, 0);
+        assert_eq!(s.tasks[a].vruntime, 8_000_000);
+        assert_eq!(s.rqs[0].curr, Some(a), "positive lag: a preempts");
+    }
+
+    /// RUN_TO_PARITY: an eligible `curr` keeps the CPU against a wakee
+    /// with an earlier deadline while its slice is protected; once it ran
+    /// past its deadline, `update_curr()` renews it and asks for a
+    /// resched, and EEVDF picks the wakee.
+    #[test]
+    fn run_to_parity_then_the_deadline() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 10, 12);
+        at(&mut s, b, 10, 15);
+        s.block_curr(0, State::Blocked);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        assert_eq!(s.rqs[0].protect_deadline, Some(15_000_000));
+        s.tasks[a].vlag = 0;
+        s.activate(a, 0);
+        // a: vruntime 10 ms, deadline 12.8 ms, before b's 15 ms.
+        assert_eq!(s.tasks[a].deadline, 12_800_000);
+        assert_eq!(s.rqs[0].curr, Some(b), "protected slice");
+        // b runs 5 ms: vruntime 15 ms reaches its deadline.
+        s.now_ns += 5_000_000;
+        s.update_curr(0);
+        assert_eq!(s.tasks[b].deadline, 15_000_000 + s.base_slice_ns);
+        assert!(s.rqs[0].need_resched);
+        s.resched(0);
+        assert_eq!(s.rqs[0].curr, Some(a));
+        assert_eq!(s.rqs[0].protect_deadline, Some(12_800_000));
     }
 }

@@ -106,7 +106,9 @@ fn plots_are_deterministic_too() {
 /// development machine (x86_64) and must come out everywhere, debug or
 /// release. Recorded again for issue 17 (HZ 250, NI_RANDOM, the 0.70 ms
 /// base slice, one random stream per purpose and task, and the balancer
-/// fixes: every run's schedule moved). If the model was changed on purpose, record the new values
+/// fixes: every run's schedule moved); the two STEAL runs again when
+/// STEAL's victim lost its `task_hot()` test; all four for EEVDF (pick,
+/// lag, deadlines, wakeup preemption, DELAY_DEQUEUE). If the model was changed on purpose, record the new values
 /// and say so in the commit; if not, something machine-dependent (a hash
 /// map's order, a float from libm, the clock) has reached a result.
 #[test]
@@ -117,15 +119,15 @@ fn golden_trace_hashes() {
             "hackbench:1:4+buddy:1",
             200,
             "+SIS_PROP,+SIS_AGE,+SIS_ONCE,+SIS_FOLD,+STEAL",
-            0xd953_24eb_6331_cd21_u64,
+            0x8832_dbb9_bb17_8692_u64,
         ),
-        ("2x4", "fairness:9", 1000, "", 0x1713_6185_53ed_1b18),
+        ("2x4", "fairness:9", 1000, "", 0x7e3f_a14e_5826_7999),
         (
             "thx2",
             "periodic:300:2000:1000",
             100,
             "",
-            0xd5a9_7d2b_b8b6_bb57,
+            0x71db_00f0_d983_c152,
         ),
         // x86 numbering: STEAL's per-LLC mask spans the LLC's hole (9
         // lines, not 6), and NEWIDLE_BACKOFF's count that does not latch.
@@ -134,7 +136,7 @@ fn golden_trace_hashes() {
             "hackbench:2+periodic:40:100:400",
             100,
             "+STEAL,+NEWIDLE_BACKOFF",
-            0x0fa7_0403_053e_c29a,
+            0xe292_d0c2_6f94_5bb0,
         ),
     ];
     for (topo, wl, ms, flags, want) in cases {
