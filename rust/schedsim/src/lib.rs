@@ -30,6 +30,7 @@ pub mod lb;
 pub mod pelt;
 pub mod report;
 pub mod rng;
+pub mod schedstat;
 pub mod sim;
 pub mod stats;
 pub mod svg;
