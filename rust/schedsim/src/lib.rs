@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod calibrate;
 pub mod conserve;
 pub mod cost;
 pub mod cpumask;
