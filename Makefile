@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks site-cost rule-cost schedsim schedsim-bench \
+.PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks site-cost rule-cost schedsim calibrate schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
@@ -33,6 +33,7 @@ help:
 	@echo "make site-cost     instructions per call of each hooked call site, stock and hooked (QEMU -icount)"
 	@echo "make rule-cost     instructions per call of each Rust rule against the 6.12 C (callgrind, both overflow modes)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
+	@echo "make calibrate     the simulator against the guest's make bench numbers (Documentation/results/bench.json)"
 	@echo "make schedsim-bench  the simulator's speed budget (224 CPUs, 10 s simulated)"
 
 setup:
@@ -74,6 +75,10 @@ rule-cost:
 
 schedsim:
 	cargo run --release --locked -p schedsim -- experiment all --plot-dir Documentation/schedsim
+
+calibrate:
+	cargo run --release --locked -p schedsim -- calibrate --guest Documentation/results/bench.json \
+		--out Documentation/schedsim/calibration.rst --svg Documentation/schedsim
 
 schedsim-bench:
 	cargo run --release --locked -p schedsim -- bench

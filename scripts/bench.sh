@@ -13,7 +13,8 @@
 #      domains have the shape the topology needs, and runs each experiment
 #      off and on, alternated, REPS times in the same boot.
 #   4. scripts/bench_report.py turns the console logs into a Markdown table
-#      (median, min-max spread, on/off ratio) and SVG plots.
+#      (median, min-max spread, on/off ratio), SVG plots and bench.json
+#      (every sample, median and 95% interval; schedsim calibrate reads it).
 #
 # QUICK=1 runs three topologies with 2 repetitions of short runs (a few
 # minutes) and writes only to .cache/bench/. A full run also writes
@@ -215,7 +216,7 @@ done
 
 stage "bench: report"
 report=(python3 "$SLB_ROOT/scripts/bench_report.py" --warmup "$warmup"
-	--domains-dir "$out" --md "$out/results.md" --svg-dir "$out/svg")
+	--domains-dir "$out" --md "$out/results.md" --svg-dir "$out/svg" --json "$out/bench.json")
 [ -f "$out/rule_cost.txt" ] && report+=(--rule-cost "$out/rule_cost.txt")
 if [ "$hooks" = 1 ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/hooks.rst"
@@ -223,7 +224,8 @@ if [ "$hooks" = 1 ]; then
 		--made-by "make bench-hooks")
 elif [ "$quick" != 1 ] && [ -z "${SLB_BENCH_TOPOLOGIES:-}" ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/generated.rst"
-		--svg-dir "$SLB_ROOT/Documentation/results")
+		--svg-dir "$SLB_ROOT/Documentation/results"
+		--json "$SLB_ROOT/Documentation/results/bench.json")
 fi
 "${report[@]}" "${logs[@]}"
 stage_end

@@ -6,7 +6,9 @@ Input: one console log per topology (TOPO=PATH), written by the guest's
 `step_bench` (scripts/guest/init): for every run, "SLB-BENCH-BEGIN id state
 rep", /proc/schedstat (version 16) and the module's counters before and
 after, then "SLB-BENCH-END id state rep t0= t1= rc= out=<workload output>".
-Also the instruction counts of scripts/rule-cost.sh (rule_cost.txt): per
+With --domains-dir, also each topology's guest-TOPO/conf (the experiments
+as bench.sh wrote them: "ID KIND FLAG COMMAND..."), for --json. Also the
+instruction counts of scripts/rule-cost.sh (rule_cost.txt): per
 rule, the 6.12 C's and the Rust's instructions per call and their ratio,
 with the Rust's overflow checks off and on (a chain without a C shows the
 Rust alone).
@@ -15,10 +17,13 @@ Output: a Markdown table of every metric per experiment with the median,
 the min-max spread, the on/off ratio of the medians with its bootstrap 95%
 confidence interval and a verdict: "effect" only where the interval
 excludes 1.0, else "none beyond +-X%", X being how far the interval
-reaches, the smallest effect the run could have seen; the same as reST for
+reaches, the smallest effect the run could have seen; with --json PATH,
+every sample per topology, experiment, state and metric with its median
+and the bootstrap 95% interval of that median (schedsim calibrate reads
+it); the same as reST for
 Documentation/; one SVG per topology with the on/off ratio of each
 experiment's main metric and its interval. --warmup N drops each state's
-first N runs (warm-up) before any of this.
+first N runs (warm-up; the guest numbers runs from 1) before any of this.
 
 Standard library only. Exits non-zero, saying why, when a topology's sched
 domains do not have the expected shape or a run failed.
@@ -26,6 +31,7 @@ domains do not have the expected shape or a run failed.
 
 import argparse
 import html
+import json
 import os
 import random
 import re
@@ -205,6 +211,15 @@ def ratio_ci(off, on, seed, iters=BOOTSTRAP_ITERS, level=0.95):
     return ratios[int(tail * len(ratios))], ratios[min(len(ratios) - 1, int((1 - tail) * len(ratios)))]
 
 
+def median_ci(vals, seed, iters=BOOTSTRAP_ITERS, level=0.95):
+    """Percentile bootstrap interval of the median of one state's runs,
+    resampled with replacement as ratio_ci() resamples each state."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(vals, k=len(vals))) for _ in range(iters))
+    tail = (1 - level) / 2
+    return meds[int(tail * len(meds))], meds[min(len(meds) - 1, int((1 - tail) * len(meds)))]
+
+
 def verdict(ci, n):
     """"effect" where the interval excludes 1.0; otherwise how large an
     effect the run could have detected: the interval's reach from 1.0."""
@@ -225,8 +240,9 @@ def fmt_ci(ci):
 
 
 def drop_warmup(runs, warmup):
-    """The runs without each experiment and state's first `warmup` reps."""
-    return [r for r in runs if r["rep"] >= warmup]
+    """The runs without each experiment and state's first `warmup` reps
+    (scripts/guest/init numbers them from 1)."""
+    return [r for r in runs if r["rep"] > warmup]
 
 
 def experiments(runs):
@@ -317,6 +333,78 @@ def svg_plot(topo, rows):
     return "\n".join(out) + "\n"
 
 
+def read_conf(path):
+    """{id: (kind, flag, command)} of a guest's bench conf (bench.sh's
+    experiments_of), or {} when there is none."""
+    conf = {}
+    if path and os.path.exists(path):
+        for ln in open(path):
+            f = ln.split(None, 3)
+            if len(f) == 4 and not f[0].startswith("#"):
+                conf[f[0]] = (f[1], f[2], f[3].strip())
+    return conf
+
+
+def counter_metric(name):
+    """Whether a metric is a count over the run (schedstat or the module's
+    debugfs), which --json also gives per second of the run's wall time."""
+    if name.startswith(("steal_", "sis_select_", "sis_account_")):
+        return True
+    for tname in IDLE_TYPES:
+        if name.endswith("_" + tname):
+            name = name[:-len(tname) - 1]
+    return name in LB_FIELDS + TAIL_FIELDS + ["yld_count", "sched_count", "sched_goidle",
+                                              "ttwu_count", "ttwu_local", "pcount"]
+
+
+def sig(v):
+    """A float to 6 significant digits, an integral one as an int."""
+    if float(v).is_integer():
+        return int(v)
+    return float(f"{v:.6g}")
+
+
+def json_report(per_topo, warmup):
+    """The --json document: per topology, experiment, state and metric the
+    samples after warm-up, their median and its bootstrap 95% interval
+    (null with fewer than MIN_RUNS_CI samples)."""
+    doc = {"format": "sched-lb-rs bench 1", "warmup": warmup,
+           "bootstrap_iters": BOOTSTRAP_ITERS, "interval": 0.95,
+           "min_runs_ci": MIN_RUNS_CI, "topologies": {}}
+    for topo, (domains, runs, conf) in per_topo.items():
+        exps = {}
+        for eid, exp in experiments(drop_warmup(runs, warmup)).items():
+            kind, flag, cmd = conf.get(eid, (None, None, None))
+            e = {"kind": kind, "flag": flag, "command": cmd, "states": {}}
+            for state in ("off", "on"):
+                rs = exp[state]
+                if not rs:
+                    continue
+                wk = next((r["m"].get("_kind") for r in rs if r["m"].get("_kind")), None)
+                e["workload"] = e.get("workload") or wk
+                e["out"] = e.get("out") or rs[0]["out"][:200]
+                names = sorted({k for r in rs for k in r["m"] if not k.startswith("_")})
+                mets = {}
+                for met in names:
+                    series = [(met, [r["m"][met] for r in rs if met in r["m"]])]
+                    if counter_metric(met):
+                        series.append((met + "_per_s", [r["m"][met] / r["m"]["wall_s"]
+                                                        for r in rs if met in r["m"] and r["m"]["wall_s"] > 0]))
+                    for name, vals in series:
+                        if not vals:
+                            continue
+                        ci = None
+                        if len(vals) >= MIN_RUNS_CI:
+                            ci = [sig(x) for x in median_ci(
+                                vals, zlib.crc32(f"{topo}/{eid}/{state}/{name}".encode()))]
+                        mets[name] = {"samples": [sig(x) for x in vals],
+                                      "median": sig(statistics.median(vals)), "ci95": ci}
+                e["states"][state] = {"n": len(rs), "metrics": mets}
+            exps[eid] = e
+        doc["topologies"][topo] = {"domains": domains, "experiments": exps}
+    return doc
+
+
 def read_rule_cost(path):
     """rule_cost.txt of scripts/rule-cost.sh: per rule, for overflow checks
     off and on, (C instr/call or None, Rust instr/call, Rust/C or None)."""
@@ -359,16 +447,20 @@ def main():
                     help="the SVGs' directory as the reST output refers to it (default: results)")
     ap.add_argument("--warmup", type=int, default=0,
                     help="runs per experiment and state to drop first (warm-up)")
+    ap.add_argument("--json", action="append", default=[],
+                    help="machine-readable output: samples, medians and their 95%% intervals (repeatable)")
     ap.add_argument("--made-by", default="make bench",
                     help="the command the reST output names as its source (default: make bench)")
     a = ap.parse_args()
 
-    all_rows, problems, plots = [], [], []
+    all_rows, problems, plots, per_topo = [], [], [], {}
     for spec in a.logs:
         if "=" not in spec:
             raise SystemExit(f"bench_report: expected TOPOLOGY=LOG, got {spec!r}")
         topo, path = spec.split("=", 1)
         domains, spans, runs = parse_log(path)
+        conf = read_conf(a.domains_dir and os.path.join(a.domains_dir, f"guest-{topo}", "conf"))
+        per_topo[topo] = ([f"{n}:{s}" for n, s in zip(domains, spans)], runs, conf)
         if a.domains_dir:
             want_file = os.path.join(a.domains_dir, f"{topo}.domains")
             if os.path.exists(want_file):
@@ -439,6 +531,17 @@ def main():
         os.makedirs(os.path.dirname(a.rst), exist_ok=True)
         with open(a.rst, "w") as f:
             f.write("\n".join(rst) + "\n")
+
+    if a.json:
+        text = json.dumps(json_report(per_topo, a.warmup), indent=1, sort_keys=True)
+        # One line per metric: its numbers, then the object around them.
+        text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
+        text = re.sub(r"\{\s+([^{}]*?)\s+\}", lambda m: "{" + " ".join(m.group(1).split()) + "}", text)
+        for path in a.json:
+            if os.path.dirname(path):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text + "\n")
 
     if problems:
         for p in problems:

@@ -136,6 +136,39 @@ expect_fail "bench report refuses the wrong sched domains" \
 	"y: cpu0's sched domains are MC:4 PKG:8, the topology needs SMT:2 MC:4 PKG:8" \
 	python3 "$root/scripts/bench_report.py" --domains-dir "$tmp" --md "$tmp/r.md" "y=$tmp/dom.log"
 
+# bench_report.py --json (schedsim calibrate's guest numbers): the runs
+# after warm-up (the guest numbers them from 1, so --warmup 1 drops rep 1),
+# their median and its interval, counters also per second of wall time.
+{
+	echo "SLB-BENCH-DOMAIN domain0 MC"
+	echo "SLB-BENCH-CPU0SD domain0 f 0"
+	for rep in 1 2 3 4 5 6; do
+		for state in off on; do
+			echo "SLB-BENCH-BEGIN e1 $state $rep"
+			echo "version 16"
+			echo "cpu0 0 0 0 0 0 0 0 0 0"
+			echo "version 16"
+			echo "cpu0 0 0 0 $((rep * 10)) 0 0 0 0 0"
+			echo "SLB-BENCH-END e1 $state $rep t0=1.00 t1=3.00 rc=0 out=Time: $rep.000"
+		done
+	done
+} > "$tmp/json.log"
+mkdir -p "$tmp/guest-j"
+echo "e1 flag STEAL /bin/hackbench -g 1 -l 8" > "$tmp/guest-j/conf"
+bench_json() {
+	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/j.md" \
+		--json "$tmp/j.json" "j=$tmp/json.log" > /dev/null &&
+	python3 - "$tmp/j.json" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["topologies"]["j"]["experiments"]["e1"]
+m = e["states"]["off"]["metrics"]
+print(e["flag"], e["command"], m["time_s"]["samples"], m["time_s"]["median"],
+      m["sched_goidle_per_s"]["median"], m["time_s"]["ci95"] is not None)
+PY
+}
+expect_pass "bench report --json: warm-up dropped, medians, per-second counters, intervals" \
+	"^STEAL /bin/hackbench -g 1 -l 8 \[2, 3, 4, 5, 6\] 4 20 True$" bench_json
+
 # make bench's verdicts (scripts/bench_report.py): an interval that
 # excludes 1.0 is an effect, one that includes it says how large an effect
 # the runs could have seen, and too few runs give no verdict.

@@ -661,6 +661,10 @@ impl Sim {
                 }
                 Migration::Task => imbalance = imbalance.saturating_sub(1),
             }
+            let ss_hot = self.ss_task_hot(t, cpu, k);
+            let ss = self.schedstat.lb_mut(cpu, k, idle);
+            ss.lb_gained += 1;
+            ss.lb_hot_gained += u64::from(ss_hot);
             self.migrate(t, src, cpu);
             *cost += self.cost.migrate_task_ns;
             moved += 1;
@@ -678,18 +682,25 @@ impl Sim {
             let d = &self.cfg.topology.domains[cpu as usize][k];
             (d.cache_nice_tries, d.min_interval_ms, d.max_interval_ms)
         };
+        let c = self.schedstat.lb_mut(cpu, k, idle);
+        c.lb_count = c.lb_count.saturating_add(1);
         let continue_balancing = self.should_we_balance(cpu, k, idle);
         let found = if continue_balancing {
             self.find_busiest_group(cpu, k, idle, &mut cost)
         } else {
             None
         };
+        let (nobusyg, found_group) = (continue_balancing && found.is_none(), found.is_some());
         let target = match found {
             Some(f) => self.find_busiest_queue(&f).map(|src| (src, f)),
             None => None,
         };
         let Some((src, f)) = target else {
             // out_balanced
+            let ss = self.schedstat.lb_mut(cpu, k, idle);
+            ss.lb_balanced += 1;
+            ss.lb_nobusyg += u64::from(nobusyg);
+            ss.lb_nobusyq += u64::from(found_group);
             let ds = &mut self.rqs[cpu as usize].dom[k];
             ds.nr_balance_failed = 0;
             if idle != IdleType::NewlyIdle && ds.balance_interval_ms < max_iv {
@@ -701,6 +712,7 @@ impl Sim {
                 continue_balancing,
             };
         };
+        self.schedstat.lb_mut(cpu, k, idle).lb_imbalance += f.imbalance.max(0) as u64;
         let moved = if self.nr_running(src) > 1 {
             self.detach_tasks(cpu, k, src, &f, idle, &mut cost)
         } else {
@@ -708,6 +720,7 @@ impl Sim {
         };
         let mut active = false;
         if moved == 0 {
+            self.schedstat.lb_mut(cpu, k, idle).lb_failed += 1;
             if idle != IdleType::NewlyIdle {
                 self.stats.lb_failed += 1;
                 let ds = &mut self.rqs[cpu as usize].dom[k];
@@ -754,12 +767,15 @@ impl Sim {
         let mut cands = self.rqs[src as usize].queue.clone();
         cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
         let Some(&t) = cands.first() else {
+            self.ss_active(dst, src, false);
             return false;
         };
+        self.ss_active(dst, src, true);
         self.migrate(t, src, dst);
         *cost += self.cost.migrate_task_ns;
         if self.rqs[src as usize].curr.is_none() {
             self.pick_next(src);
+            self.ss_goidle(src);
         }
         if !self.cfg.knobs.active_balance_v5_9 {
             if let Some(k) = self.lowest_level_spanning(dst, src) {
@@ -901,6 +917,7 @@ impl Sim {
         if !self.cfg.flags.steal {
             return false;
         }
+        self.schedstat.module.steal_calls += 1;
         let topo = &self.cfg.topology;
         let l = topo.llc_of[cpu as usize] as usize;
         // The walk below holds these while the steal mutates `self`: the
@@ -945,6 +962,10 @@ impl Sim {
                 None => StealOutcome::NotStolen,
             }
         });
+        let m = &mut self.schedstat.module;
+        m.steal_tried += u64::from(res.tried);
+        m.steal_attempts += u64::from(res.attempts);
+        m.steal_stolen += u64::from(res.from.is_some());
         if !res.tried {
             return false;
         }

@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod calibrate;
 pub mod conserve;
 pub mod cost;
 pub mod cpumask;
@@ -32,6 +33,7 @@ pub mod lb;
 pub mod pelt;
 pub mod report;
 pub mod rng;
+pub mod schedstat;
 pub mod sim;
 pub mod stats;
 pub mod svg;

@@ -4,7 +4,8 @@
 //!
 //! No kernel code is mirrored. `schedsim run` (the default) simulates one
 //! configuration; `schedsim experiment NAME` runs one of the documented
-//! experiments; `schedsim bench` measures the speed budget; `schedsim
+//! experiments; `schedsim calibrate` compares the model with the guest's
+//! `make bench` numbers; `schedsim bench` measures the speed budget; `schedsim
 //! topology NAME` prints the domains as the kernel's `sched_verbose` does.
 
 use schedsim::flags::{Flags, Knobs};
@@ -19,12 +20,16 @@ const USAGE: &str = "usage:
                  [--seed N] [--hz N] [--duration-ms N] [--format table|json]
                  [--plot FILE.svg] [--no-progress]
   schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]
+  schedsim calibrate --guest FILE.json [--topology T] [--experiment E]
+                 [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
+                 [--max-ms N] [--hackbench SEND_US:RECV_US:QUEUE] [--flags LIST]
   schedsim bench
   schedsim topology NAME
   schedsim list
 
   --workload  fairness:N | buddy:P[:work_us[:overlap_us]] |
-              hackbench:G[:fds[:send_us[:recv_us]]] | periodic:N:run_us:sleep_us,
+              hackbench:G[:fds[:send_us[:recv_us[:queue]]]] |
+              periodic:N:run_us:sleep_us,
               parts joined with '+'
   --flags     comma list of +FLAG / -FLAG / NO_FLAG (sched_feat names)
   --knobs     busy_factor=N, imbalance_pct=N (levels above the LLC),
@@ -187,6 +192,7 @@ fn real_main() -> Result<(), String> {
             Ok(())
         }
         Some("experiment") => experiments::cli(&args[1..]),
+        Some("calibrate") => schedsim::calibrate::cli(&args[1..]),
         Some(a) if a.starts_with("--") => cmd_run(&args),
         Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
     }

@@ -45,9 +45,10 @@ use crate::eevdf::{self, Pick, Se};
 use crate::flags::{Flags, Knobs, PreferSibling};
 use crate::pelt::Pelt;
 use crate::rng::{Purpose, Rng};
+use crate::schedstat::SchedStat;
 use crate::stats::{RunResult, Stats, TaskStat, Timeline};
 use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
-use crate::workload::{Part, Workload, HACKBENCH_QUEUE_CAP};
+use crate::workload::{Part, Workload};
 use sched_lb_policy::newidle_streak::Streak;
 use sched_lb_policy::sis_chain::{self, LlcView, ScanKind, SisFlags, SisInput, WakeAvg};
 use sched_lb_policy::{sis_budget, sis_select, sparsemask};
@@ -173,6 +174,8 @@ pub enum Kind {
         nr_rx: usize,
         /// Work per message.
         send_ns: u64,
+        /// Messages a receiver holds before this sender blocks on it.
+        queue: u32,
     },
     /// A hackbench receiver.
     Receiver {
@@ -405,6 +408,8 @@ pub struct Sim {
     pub llc: Vec<LlcShared>,
     /// Counters.
     pub stats: Stats,
+    /// `/proc/schedstat`'s counters and the module's (`schedstat.rs`).
+    pub schedstat: SchedStat,
     /// Work-conservation checker.
     pub conserve: Conservation,
     /// CPUs with more than one task (`rd->overloaded`).
@@ -538,6 +543,7 @@ impl Sim {
             tasks: Vec::new(),
             llc,
             stats: Stats::default(),
+            schedstat: SchedStat::new(topo),
             conserve: Conservation::new(nr),
             nr_overloaded: 0,
             nr_waiting: 0,
@@ -661,6 +667,7 @@ impl Sim {
                     fds,
                     send_us,
                     recv_us,
+                    queue,
                 } => {
                     for _ in 0..groups {
                         let first_rx = self.tasks.len();
@@ -674,6 +681,7 @@ impl Sim {
                                 first_rx,
                                 nr_rx: fds as usize,
                                 send_ns: send_us * 1000,
+                                queue,
                             });
                             self.tasks[t].next_rx = i as usize % fds as usize;
                             self.tasks[t].burst_left_ns =
@@ -1326,9 +1334,11 @@ impl Sim {
                 return;
             }
             if !self.newidle_balance(cpu) || !self.idle(cpu) {
-                return;
+                break;
             }
         }
+        // sched_goidle counts only a CPU that ends up running its idle task.
+        self.ss_goidle(cpu);
     }
 
     /// `__update_idle_core()`: a CPU going idle with all its SMT siblings
@@ -1410,6 +1420,10 @@ impl Sim {
     /// wakes where it is.
     pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
         if self.tasks[t].delayed {
+            // ttwu_runnable() succeeds and ttwu_stat() counts it, at the
+            // CPU where the task still is.
+            let cpu = self.tasks[t].cpu;
+            self.ss_ttwu(waker.map_or(cpu, |w| w.0), cpu);
             self.requeue_delayed(t);
             return;
         }
@@ -1428,6 +1442,7 @@ impl Sim {
             self.stats.wakeup_migrations += 1;
         }
         self.tasks[t].cpu = cpu;
+        self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
         self.activate(t, cpu);
     }
 
@@ -1478,6 +1493,7 @@ impl Sim {
                     .position(|d| d.span.test(prev));
                 if let Some(k) = level {
                     new_cpu = self.wake_affine(k, t, this_cpu, prev, sync, w);
+                    self.ss_wake_affine(this_cpu, k, new_cpu);
                 }
             }
         }
@@ -1709,6 +1725,14 @@ impl Sim {
             nbits: topo.nr_cpus,
         };
         let answer = sis_chain::select(&View { sim: self, llc }, &input);
+        let m = &mut self.schedstat.module;
+        m.sis_select_calls += 1;
+        m.sis_select_found += u64::from(answer.scan.cpu.is_some());
+        m.sis_account_calls += 1;
+        if answer.scan.loops > 0 {
+            m.sis_account_scans += 1;
+            m.sis_account_loops += u64::from(answer.scan.loops);
+        }
         let rq = &mut self.rqs[this_cpu as usize];
         (rq.wake_avg_ns, rq.wake_stamp) = (answer.wake.avg_ns, answer.wake.stamp_jiffies);
         let scan = answer.scan;
@@ -1724,6 +1748,7 @@ impl Sim {
         };
         self.stats.sis_scans += 1;
         let ns = self.charge_scan(this_cpu, visited);
+        self.schedstat.module.sis_account_scan_ns += ns;
         let rq = &mut self.rqs[this_cpu as usize];
         let done = sis_chain::account(
             self.llc[llc].avg_scan_cost_ns,
@@ -1798,9 +1823,10 @@ impl Sim {
                 first_rx,
                 nr_rx,
                 send_ns,
+                queue,
             } => {
                 let rx = first_rx + self.tasks[t].next_rx;
-                if self.tasks[rx].inbox >= HACKBENCH_QUEUE_CAP {
+                if self.tasks[rx].inbox >= queue {
                     self.tasks[t].waiting_on = Some(rx);
                     self.tasks[rx].waiters.push(t);
                     self.block_curr(cpu, State::Blocked);
@@ -1966,6 +1992,7 @@ impl Sim {
             tasks,
             busy_ns: busy,
             stats: self.stats.clone(),
+            schedstat: self.schedstat.clone(),
             conservation: self.conserve.report(),
             trace_hash: self.trace,
             timeline: self.timeline,

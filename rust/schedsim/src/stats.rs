@@ -184,6 +184,8 @@ pub struct RunResult {
     pub busy_ns: u64,
     /// Counters.
     pub stats: Stats,
+    /// `/proc/schedstat`'s counters and the module's.
+    pub schedstat: crate::schedstat::SchedStat,
     /// Work-conservation findings.
     pub conservation: ConservationReport,
     /// FNV-1a hash of every scheduling event.

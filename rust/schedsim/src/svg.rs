@@ -139,3 +139,99 @@ pub fn render(r: &RunResult) -> Result<String, String> {
     out.push('\n');
     Ok(out)
 }
+
+/// The calibration plot of one guest topology (`schedsim calibrate
+/// --svg`): one row per experiment, state and metric; the guest's 95%
+/// interval of the median as a bar and the model's value as a dot, both
+/// over the guest's median on a log axis (1 is the guest's median). Green
+/// dot: inside the interval; red: outside. Rows whose guest median is 0
+/// have no ratio and are left out.
+pub fn calibration(topology: &str, rows: &[&crate::calibrate::Row]) -> Result<String, String> {
+    // Ratios kept on the plot: a model 100x off still shows, at the edge.
+    const LO: f64 = 0.01;
+    const HI: f64 = 100.0;
+    let pts: Vec<(String, f64, f64, f64, bool)> = rows
+        .iter()
+        .filter(|r| r.guest.median > 0.0)
+        .map(|r| {
+            let (lo, hi) = r.guest.interval();
+            let m = r.guest.median;
+            let clamp = |x: f64| x.clamp(LO, HI);
+            (
+                format!("{} {} {}", r.experiment, r.state, r.metric),
+                clamp(lo / m),
+                clamp(hi / m),
+                clamp(r.sim / m),
+                r.agrees,
+            )
+        })
+        .collect();
+    if pts.is_empty() {
+        return Err(format!(
+            "{topology}: no metric with a guest median above 0 to plot"
+        ));
+    }
+    let row_h = 16u32;
+    let h = 90u32.saturating_add(row_h.saturating_mul(pts.len() as u32));
+    let n = pts.len() as f64;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "{topology}: schedsim (dot) against the guest's 95% interval (bar), over the guest's median"
+                ),
+                ("sans-serif", 13),
+            )
+            .margin(8)
+            .x_label_area_size(30)
+            .y_label_area_size(330)
+            // Rows at 1..=n, so that the mesh's integer ticks carry them.
+            .build_cartesian_2d((LO..HI).log_scale(), (n + 1.0)..0f64)
+            .map_err(err)?;
+        let labels: Vec<String> = pts.iter().map(|p| p.0.clone()).collect();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(pts.len().saturating_add(2))
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (*y - i).abs() < 1e-6 && i >= 1.0 {
+                    labels.get(i as usize - 1).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("value / guest median (log)")
+            .draw()
+            .map_err(err)?;
+        chart
+            .draw_series(LineSeries::new(
+                [(1.0, 0.0), (1.0, n + 1.0)],
+                &BLACK.mix(0.4),
+            ))
+            .map_err(err)?;
+        for (i, (_, lo, hi, sim, ok)) in pts.iter().enumerate() {
+            let y = i as f64 + 1.0;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    [(*lo, y), (*hi, y)],
+                    BLACK.stroke_width(3),
+                )))
+                .map_err(err)?;
+            let c = if *ok {
+                RGBColor(0x2c, 0xa0, 0x2c)
+            } else {
+                QUEUED
+            };
+            chart
+                .draw_series(std::iter::once(Circle::new((*sim, y), 4, c.filled())))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    out.push('\n');
+    Ok(out)
+}

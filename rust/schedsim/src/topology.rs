@@ -159,6 +159,33 @@ pub const PRESETS: &[MachineSpec] = &[
         threads_per_core: 2,
         numbering: Numbering::Consecutive,
     },
+    MachineSpec {
+        name: "smt4",
+        about: "the bench guest smt4: -smp 8,sockets=1,cores=2,threads=4 (SMT:4 MC:8)",
+        nodes: 1,
+        llcs_per_node: 1,
+        cores_per_llc: 2,
+        threads_per_core: 4,
+        numbering: Numbering::Consecutive,
+    },
+    MachineSpec {
+        name: "numa2",
+        about: "the bench guest numa2: -smp 8,sockets=2,cores=4, two NUMA nodes (MC:4 NUMA:8)",
+        nodes: 2,
+        llcs_per_node: 1,
+        cores_per_llc: 4,
+        threads_per_core: 1,
+        numbering: Numbering::Consecutive,
+    },
+    MachineSpec {
+        name: "llc16",
+        about: "the bench guest llc16: -smp 16,sockets=1,cores=16, one LLC of 16 (MC:16)",
+        nodes: 1,
+        llcs_per_node: 1,
+        cores_per_llc: 16,
+        threads_per_core: 1,
+        numbering: Numbering::Consecutive,
+    },
 ];
 
 /// A scheduling group: one child span.
@@ -610,6 +637,11 @@ mod tests {
             shape("8socket"),
             vec![("SMT", 2, 2), ("MC", 20, 10), ("NUMA", 160, 8)]
         );
+        // The bench guests' shapes, as scripts/bench.sh's domains_of wants
+        // them of cpu0 (level:span weight).
+        assert_eq!(shape("smt4"), vec![("SMT", 4, 4), ("MC", 8, 2)]);
+        assert_eq!(shape("numa2"), vec![("MC", 4, 4), ("NUMA", 8, 2)]);
+        assert_eq!(shape("llc16"), vec![("MC", 16, 16)]);
     }
 
     #[test]

@@ -9,9 +9,10 @@
 //!   (Guittot 2020);
 //! - `buddy:P[:work_us[:overlap_us]]`: P pairs that wake each other, a
 //!   netperf UDP_STREAM to localhost as Galbraith ran it (Galbraith 2016);
-//! - `hackbench:G[:fds[:send_us[:recv_us]]]`: G groups of `fds` senders and
-//!   `fds` receivers (hackbench's default 20), senders writing to every
-//!   receiver of their group round-robin, blocking on a full receiver
+//! - `hackbench:G[:fds[:send_us[:recv_us[:queue]]]]`: G groups of `fds`
+//!   senders and `fds` receivers (hackbench's default 20), senders writing
+//!   to every receiver of their group round-robin, blocking on a receiver
+//!   with `queue` messages waiting (default [`HACKBENCH_QUEUE_CAP`])
 //!   (Zijlstra and Sistare 2018, Low 2013, Jain 2018);
 //! - `periodic:N:run_us:sleep_us`: N tasks that run and sleep.
 //!
@@ -44,6 +45,8 @@ pub enum Part {
         send_us: u64,
         /// Receiver work per message, us.
         recv_us: u64,
+        /// Messages a receiver holds before its senders block.
+        queue: u32,
     },
     /// Run/sleep tasks.
     Periodic {
@@ -124,12 +127,16 @@ impl Workload {
                     }
                 }
                 "hackbench" => {
-                    let v = nums(kind, &fields, 1, 4)?;
+                    let v = nums(kind, &fields, 1, 5)?;
                     Part::Hackbench {
                         groups: count(kind, v[0])?,
                         fds: count(kind, v.get(1).copied().unwrap_or(20))?,
                         send_us: time_us(kind, v.get(2).copied().unwrap_or(20))?,
                         recv_us: time_us(kind, v.get(3).copied().unwrap_or(20))?,
+                        queue: count(
+                            kind,
+                            v.get(4).copied().unwrap_or(u64::from(HACKBENCH_QUEUE_CAP)),
+                        )?,
                     }
                 }
                 "periodic" => {
@@ -143,7 +150,7 @@ impl Workload {
                 "" => return Err(format!("bad workload '{text}': empty part")),
                 other => {
                     return Err(format!(
-                        "bad workload '{other}': known kinds are fairness:N, buddy:P[:work_us[:overlap_us]], hackbench:G[:fds[:send_us[:recv_us]]], periodic:N:run_us:sleep_us"
+                        "bad workload '{other}': known kinds are fairness:N, buddy:P[:work_us[:overlap_us]], hackbench:G[:fds[:send_us[:recv_us[:queue]]]], periodic:N:run_us:sleep_us"
                     ))
                 }
             };

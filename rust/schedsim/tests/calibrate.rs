@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The fast form of `make calibrate`: one guest experiment (llc16, STEAL,
+//! `hackbench -g 1 -l 80`) from the checked-in guest numbers
+//! (`Documentation/results/bench.json`), simulated for 2 s with seed 1.
+//!
+//! Tolerance, stated and checked: hackbench's time agrees (inside the
+//! guest's 95% interval of the median) in both states and is within 15% of
+//! the guest's median; periodic busy balances (`lb_count_busy`) per second
+//! are within 25% of the guest's median in both states. And the check can
+//! fail: the unfitted hackbench model (20 us a message, 8 deep) and a
+//! doctored guest (every time tripled) are both reported as disagreeing.
+
+use schedsim::calibrate::{calibrate, parse_guest, Calibration, HackbenchModel, Opts, Row};
+
+fn guest_json() -> String {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../Documentation/results/bench.json"
+    );
+    std::fs::read_to_string(p)
+        .expect("Documentation/results/bench.json (make bench, or bench_report.py --json)")
+}
+
+fn opts() -> Opts {
+    Opts {
+        topology: Some("llc16".into()),
+        experiment: Some("hb1_steal_llc16".into()),
+        seeds: 1,
+        max_ms: 2_000,
+        ..Opts::default()
+    }
+}
+
+fn row<'a>(cal: &'a Calibration, state: &str, metric: &str) -> &'a Row {
+    cal.rows
+        .iter()
+        .find(|r| r.state == state && r.metric == metric)
+        .unwrap_or_else(|| panic!("no row {state} {metric}"))
+}
+
+#[test]
+fn hackbench_on_llc16_agrees_within_the_stated_tolerance() {
+    let guest = parse_guest(&guest_json()).unwrap();
+    let cal = calibrate(&guest, &opts()).unwrap();
+    for state in ["off", "on"] {
+        let t = row(&cal, state, "time_s");
+        assert!(
+            t.agrees,
+            "{state} time_s: {} outside {:?}",
+            t.sim,
+            t.guest.interval()
+        );
+        let q = t.ratio().unwrap();
+        assert!(
+            (0.85..=1.15).contains(&q),
+            "{state} time_s: sim/guest {q:.3}"
+        );
+        let b = row(&cal, state, "lb_count_busy_per_s");
+        let q = b.ratio().unwrap();
+        assert!(
+            (0.75..=1.25).contains(&q),
+            "{state} lb_count_busy_per_s: sim/guest {q:.3}"
+        );
+    }
+    // The STEAL state has the module's counters beside schedstat's.
+    assert!(cal
+        .rows
+        .iter()
+        .any(|r| r.state == "on" && r.metric == "steal_calls_per_s"));
+    let (ok, n) = cal.summary();
+    assert!(ok >= 3 && ok < n, "{ok} of {n}");
+}
+
+#[test]
+fn a_wrong_model_or_a_doctored_guest_disagrees() {
+    let guest = parse_guest(&guest_json()).unwrap();
+    let wrong = Opts {
+        hackbench: HackbenchModel {
+            send_us: 20,
+            recv_us: 20,
+            queue: 8,
+        },
+        ..opts()
+    };
+    let cal = calibrate(&guest, &wrong).unwrap();
+    assert!(
+        !row(&cal, "off", "time_s").agrees,
+        "20 us a message cannot take the guest's time"
+    );
+
+    let mut doctored = guest.clone();
+    for e in &mut doctored {
+        for mets in e.states.values_mut() {
+            if let Some(m) = mets.get_mut("time_s") {
+                m.median *= 3.0;
+                m.samples.iter_mut().for_each(|x| *x *= 3.0);
+                m.ci95 = m.ci95.map(|(lo, hi)| (lo * 3.0, hi * 3.0));
+            }
+        }
+    }
+    let cal = calibrate(&doctored, &opts()).unwrap();
+    assert!(!row(&cal, "off", "time_s").agrees && !row(&cal, "on", "time_s").agrees);
+}
