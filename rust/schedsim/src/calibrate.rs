@@ -183,11 +183,11 @@ impl Default for HackbenchModel {
 }
 
 /// Fitted sender work per message, us (see [`HackbenchModel`]).
-pub const FIT_SEND_US: u64 = 2_000;
+pub const FIT_SEND_US: u64 = 2_200;
 /// Fitted receiver work per message, us.
-pub const FIT_RECV_US: u64 = 1_000;
+pub const FIT_RECV_US: u64 = 1_100;
 /// Fitted receiver queue depth.
-pub const FIT_QUEUE: u32 = 32;
+pub const FIT_QUEUE: u32 = 8;
 
 /// hackbench's default file descriptors per group (`-f`): 20 senders and
 /// 20 receivers.
