@@ -590,13 +590,30 @@ impl Sim {
     /// failure count that overrides it.
     fn can_migrate_task(&self, t: usize, dst: u32, k: usize) -> bool {
         let d = &self.cfg.topology.domains[dst as usize][k];
-        // task_hot(): "SMT siblings share cache", so nothing is hot there.
+        !self.task_hot(t, dst, k)
+            || self.rqs[dst as usize].dom[k].nr_balance_failed > d.cache_nice_tries
+    }
+
+    /// `task_hot()` for a queued task `t` going to `dst` in its domain `k`:
+    /// it ran within `sysctl_sched_migration_cost`, and "SMT siblings share
+    /// cache", so nothing is hot in an SMT domain. Also what
+    /// `lb_hot_gained` counts.
+    pub(crate) fn task_hot(&self, t: usize, dst: u32, k: usize) -> bool {
+        let Some(d) = self
+            .cfg
+            .topology
+            .domains
+            .get(dst as usize)
+            .and_then(|doms| doms.get(k))
+        else {
+            return false;
+        };
         if d.flags & SD_SHARE_CPUCAPACITY != 0 {
-            return true;
+            return false;
         }
-        let since_ran_ns = self.now_ns.saturating_sub(self.tasks[t].exec_start_ns);
-        let hot = since_ran_ns < MIGRATION_COST_NS;
-        !hot || self.rqs[dst as usize].dom[k].nr_balance_failed > d.cache_nice_tries
+        self.now_ns
+            .saturating_sub(self.tasks.get(t).map_or(0, |x| x.exec_start_ns))
+            < MIGRATION_COST_NS
     }
 
     /// `detach_tasks()` + `attach_tasks()`; returns tasks moved.
@@ -661,7 +678,7 @@ impl Sim {
                 }
                 Migration::Task => imbalance = imbalance.saturating_sub(1),
             }
-            let ss_hot = self.ss_task_hot(t, cpu, k);
+            let ss_hot = self.task_hot(t, cpu, k);
             let ss = self.schedstat.lb_mut(cpu, k, idle);
             ss.lb_gained += 1;
             ss.lb_hot_gained += u64::from(ss_hot);
@@ -787,8 +804,11 @@ impl Sim {
 
     /// `for_each_domain(dst, sd) if (cpumask_test_cpu(src, span)) break;`:
     /// the smallest domain of `dst` that holds `src`.
-    fn lowest_level_spanning(&self, dst: u32, src: u32) -> Option<usize> {
-        self.cfg.topology.domains[dst as usize]
+    pub(crate) fn lowest_level_spanning(&self, dst: u32, src: u32) -> Option<usize> {
+        self.cfg
+            .topology
+            .domains
+            .get(dst as usize)?
             .iter()
             .position(|d| d.span.test(src))
     }

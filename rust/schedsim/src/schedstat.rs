@@ -22,8 +22,8 @@
 //! `yld_count`, `sched_count`, `rq_cpu_time`, `run_delay`, `pcount`.
 
 use crate::lb::IdleType;
-use crate::sim::{Sim, MIGRATION_COST_NS};
-use crate::topology::{Topology, SD_SHARE_CPUCAPACITY};
+use crate::sim::Sim;
+use crate::topology::Topology;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -320,38 +320,13 @@ fn hex_mask(cpus: &[u32]) -> String {
 }
 
 impl Sim {
-    /// `task_hot()` as `can_migrate_task()` reads it for `lb_hot_gained`:
-    /// ran within `sysctl_sched_migration_cost`, nothing hot between SMT
-    /// siblings.
-    pub(crate) fn ss_task_hot(&self, t: usize, dst: u32, k: usize) -> bool {
-        let Some(d) = self
-            .cfg
-            .topology
-            .domains
-            .get(dst as usize)
-            .and_then(|doms| doms.get(k))
-        else {
-            return false;
-        };
-        if d.flags & SD_SHARE_CPUCAPACITY != 0 {
-            return false;
-        }
-        self.now_ns
-            .saturating_sub(self.tasks.get(t).map_or(0, |x| x.exec_start_ns))
-            < MIGRATION_COST_NS
-    }
-
     /// `ttwu_stat()`: `waker_cpu` woke a task onto `cpu`. A wakeup from a
     /// timer counts on the CPU the timer fired on, the task's previous one.
     pub(crate) fn ss_ttwu(&mut self, waker_cpu: u32, cpu: u32) {
         let level = if waker_cpu == cpu {
             None
         } else {
-            self.cfg
-                .topology
-                .domains
-                .get(waker_cpu as usize)
-                .and_then(|doms| doms.iter().position(|d| d.span.test(cpu)))
+            self.lowest_level_spanning(waker_cpu, cpu)
         };
         let ss = &mut self.schedstat;
         if let Some(c) = ss.cpu_mut(waker_cpu) {
@@ -389,12 +364,7 @@ impl Sim {
     /// `active_load_balance_cpu_stop()`'s counters on `dst`'s lowest
     /// domain spanning `src`: one push run, which moved a task or not.
     pub(crate) fn ss_active(&mut self, dst: u32, src: u32, pushed: bool) {
-        let k = self
-            .cfg
-            .topology
-            .domains
-            .get(dst as usize)
-            .and_then(|doms| doms.iter().position(|d| d.span.test(src)));
+        let k = self.lowest_level_spanning(dst, src);
         if let Some(d) = k.and_then(|k| self.schedstat.domain_mut(dst, k)) {
             d.alb_count = d.alb_count.saturating_add(1);
             if pushed {
