@@ -169,6 +169,37 @@ PY
 expect_pass "bench report --json: warm-up dropped, medians, per-second counters, intervals" \
 	"^STEAL /bin/hackbench -g 1 -l 8 \[2, 3, 4, 5, 6\] 4 20 True$" bench_json
 
+# The verdict table: one row per experiment, with its flag, which way a
+# called effect goes, and the other metrics that moved; and the count of
+# intervals that exclude 1.0 beside what chance alone gives.
+{
+	echo "SLB-BENCH-DOMAIN domain0 MC"
+	echo "SLB-BENCH-CPU0SD domain0 f 0"
+	for rep in 1 2 3 4 5 6 7; do
+		for state in off on; do
+			t=$((rep + 10)) g=$((rep * 10))
+			[ $state = on ] && t=$((rep + 4)) g=$((rep * 30))
+			echo "SLB-BENCH-BEGIN e1 $state $rep"
+			echo "version 16"
+			echo "cpu0 0 0 0 0 0 0 0 0 0"
+			echo "version 16"
+			echo "cpu0 0 0 0 $g 0 0 0 0 0"
+			echo "SLB-BENCH-END e1 $state $rep t0=1.00 t1=3.00 rc=0 out=Time: $t.000"
+		done
+	done
+} > "$tmp/sum.log"
+mkdir -p "$tmp/guest-s"
+echo "e1 flag STEAL /bin/hackbench -g 1 -l 8" > "$tmp/guest-s/conf"
+bench_summary() {
+	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/s.md" \
+		"s=$tmp/sum.log" > /dev/null && sed -n '3p;5p' "$tmp/s.md"
+}
+expect_pass "bench report: the verdict row names the flag, the direction and the counter that moved" \
+	"^\| s \| e1 \| STEAL \| time_s \| 0\.5[0-9]* \| .* \| effect \| better \| sched_goidle 3 \|$" bench_summary
+expect_pass "bench report: intervals that exclude 1.0, against chance" \
+	"^2 of 3 comparisons have a 95% interval that excludes 1\.0 \(about 0\.[12] would by chance alone\); of the main metrics, 1 of 1" \
+	bench_summary
+
 # make bench's verdicts (scripts/bench_report.py): an interval that
 # excludes 1.0 is an effect, one that includes it says how large an effect
 # the runs could have seen, and too few runs give no verdict.
