@@ -102,3 +102,33 @@ fn a_wrong_model_or_a_doctored_guest_disagrees() {
     let cal = calibrate(&doctored, &opts()).unwrap();
     assert!(!row(&cal, "off", "time_s").agrees && !row(&cal, "on", "time_s").agrees);
 }
+
+/// The buddy pair (x5472, `pingpong 3000`) with its fitted work per message
+/// (`FIT_BUDDY_WORK_US`): round trips a second inside the guest's interval
+/// in both states, and the idle entries and wakeups each round trip brings
+/// within 25% of the guest's. With the model's native 20 us a message the
+/// pair runs about 11 times as many round trips as the guest.
+#[test]
+fn the_buddy_pair_on_x5472_agrees_within_the_stated_tolerance() {
+    let guest = parse_guest(&guest_json()).unwrap();
+    let o = Opts {
+        topology: Some("x5472".into()),
+        experiment: Some("buddy_llc2".into()),
+        seeds: 1,
+        ..Opts::default()
+    };
+    let cal = calibrate(&guest, &o).unwrap();
+    for state in ["off", "on"] {
+        let r = row(&cal, state, "rounds_per_s");
+        assert!(
+            r.agrees,
+            "{state} rounds_per_s: {} outside {:?}",
+            r.sim,
+            r.guest.interval()
+        );
+        for m in ["sched_goidle_per_s", "ttwu_count_per_s"] {
+            let q = row(&cal, state, m).ratio().unwrap();
+            assert!((0.75..=1.25).contains(&q), "{state} {m}: sim/guest {q:.3}");
+        }
+    }
+}
