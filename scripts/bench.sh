@@ -32,6 +32,8 @@
 # Knobs: SLB_BENCH_REPS (11), SLB_BENCH_TOPOLOGIES (all six, llc16 being
 # one LLC of 16 CPUs; a run of fewer writes only to SLB_BENCH_OUT),
 # SLB_BENCH_SETTLE (seconds between setting a state and measuring, 0.5),
+# SLB_BENCH_EXPERIMENTS (an extended regex on the experiment ids; a run of
+# some writes only to SLB_BENCH_OUT, like one of some topologies),
 # SLB_BENCH_TIMEOUT (per guest; default 600 s and 60 s a run of its plan),
 # SLB_BENCH_OUT (.cache/bench, or
 # .cache/bench-hooks with HOOKS=1).
@@ -204,7 +206,10 @@ logs=()
 for t in $topologies; do
 	dir="$out/guest-$t"
 	cp -r "$out/guest" "$dir"
-	experiments_of "$t" > "$dir/conf"
+	# SLB_BENCH_EXPERIMENTS: only the experiments whose id matches this
+	# extended regex (a rerun of what a cut-short run missed).
+	experiments_of "$t" | awk -v re="${SLB_BENCH_EXPERIMENTS:-.}" '$1 ~ re' > "$dir/conf"
+	[ -s "$dir/conf" ] || die "SLB_BENCH_EXPERIMENTS=${SLB_BENCH_EXPERIMENTS:-}: no experiment of $t matches"
 	echo "$reps" > "$dir/reps"
 	echo "${SLB_BENCH_SETTLE:-0.5}" > "$dir/settle"
 	domains_of "$t" > "$out/$t.domains"
@@ -230,7 +235,7 @@ if [ "$hooks" = 1 ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/hooks.rst"
 		--svg-dir "$SLB_ROOT/Documentation/results/hooks" --rst-images results/hooks
 		--made-by "make bench-hooks")
-elif [ "$quick" != 1 ] && [ -z "${SLB_BENCH_TOPOLOGIES:-}" ]; then
+elif [ "$quick" != 1 ] && [ -z "${SLB_BENCH_TOPOLOGIES:-}" ] && [ -z "${SLB_BENCH_EXPERIMENTS:-}" ]; then
 	report+=(--rst "$SLB_ROOT/Documentation/results/generated.rst"
 		--svg-dir "$SLB_ROOT/Documentation/results"
 		--json "$SLB_ROOT/Documentation/results/bench.json")
@@ -241,5 +246,5 @@ cat "$out/results.md"
 # Documentation/results/ holds whole runs only: a run of some topologies
 # (SLB_BENCH_TOPOLOGIES) writes to $out alone.
 docs=", Documentation/results/"
-[ "$quick" = 1 ] || [ -n "${SLB_BENCH_TOPOLOGIES:-}" ] && docs=""
+[ "$quick" = 1 ] || [ -n "${SLB_BENCH_TOPOLOGIES:-}${SLB_BENCH_EXPERIMENTS:-}" ] && docs=""
 log "bench: tables in $out/results.md$docs"
