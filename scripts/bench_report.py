@@ -333,15 +333,16 @@ def svg_plot(topo, rows):
     return "\n".join(out) + "\n"
 
 
-def summary_rows(rows, confs):
-    """One row per experiment: its flag, the main metric's ratio, interval
-    and verdict, which way the effect goes, and the other metrics whose
-    interval excludes 1.0 (name and ratio)."""
+def summary_rows(rows, per_topo):
+    """One row per experiment: its flag (from the conf in per_topo), the
+    main metric's ratio, interval and verdict, which way the effect goes,
+    and the other metrics whose interval excludes 1.0 (name and ratio)."""
     out = []
     for r in rows:
         if not r["main"]:
             continue
-        kind, flag, _ = confs.get(r["topo"], {}).get(r["exp"], (None, None, None))
+        conf = per_topo[r["topo"]][2]
+        kind, flag, _ = conf.get(r["exp"], (None, None, None))
         label = flag if kind == "flag" else ("module loaded" if kind == "module" else (flag or "-"))
         direction = "-"
         if r["verdict"] == "effect" and r["ratio"] is not None:
@@ -354,6 +355,12 @@ def summary_rows(rows, confs):
                     "ratio": r["ratio"], "ci": r["ci"], "verdict": r["verdict"],
                     "direction": direction, "others": others})
     return out
+
+
+def summary_cells(s_, sep):
+    """Table cells of one summary row; the other metrics joined by sep."""
+    return [s_["topo"], s_["exp"], s_["flag"], s_["metric"], fmt(s_["ratio"]), fmt_ci(s_["ci"]),
+            s_["verdict"], s_["direction"], sep.join(s_["others"]) or "-"]
 
 
 def chance_line(rows):
@@ -490,7 +497,7 @@ def main():
                     help="the command the reST output names as its source (default: make bench)")
     a = ap.parse_args()
 
-    all_rows, problems, plots, per_topo, confs = [], [], [], {}, {}
+    all_rows, problems, plots, per_topo = [], [], [], {}
     for spec in a.logs:
         if "=" not in spec:
             raise SystemExit(f"bench_report: expected TOPOLOGY=LOG, got {spec!r}")
@@ -498,7 +505,6 @@ def main():
         domains, spans, runs = parse_log(path)
         conf = read_conf(a.domains_dir and os.path.join(a.domains_dir, f"guest-{topo}", "conf"))
         per_topo[topo] = ([f"{n}:{s}" for n, s in zip(domains, spans)], runs, conf)
-        confs[topo] = conf
         if a.domains_dir:
             want_file = os.path.join(a.domains_dir, f"{topo}.domains")
             if os.path.exists(want_file):
@@ -523,14 +529,11 @@ def main():
 
     cost = read_rule_cost(a.rule_cost) if a.rule_cost else []
 
-    summary = summary_rows(all_rows, confs)
+    summary = summary_rows(all_rows, per_topo)
     md = ["| topology | experiment | flag | main metric | on/off | 95% interval | verdict | "
           "direction | other metrics with an effect |",
           "|---|---|---|---|---|---|---|---|---|"]
-    for s_ in summary:
-        md.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
-            s_["topo"], s_["exp"], s_["flag"], s_["metric"], fmt(s_["ratio"]), fmt_ci(s_["ci"]),
-            s_["verdict"], s_["direction"], ", ".join(s_["others"]) or "-"))
+    md += ["| " + " | ".join(summary_cells(s_, ", ")) + " |" for s_ in summary]
     md += ["", chance_line(all_rows), ""]
     md += ["| topology | experiment | metric | off: median [min-max] | on: median [min-max] | on/off | 95% interval | verdict | ranges apart |",
           "|---|---|---|---|---|---|---|---|---|"]
@@ -561,9 +564,8 @@ def main():
                 "   :header: topology, experiment, flag, main metric, on/off, 95% interval, "
                 "verdict, direction, other metrics with an effect", ""]
         for s_ in summary:
-            rst.append('   {}, {}, {}, {}, {}, {}, {}, {}, "{}"'.format(
-                s_["topo"], s_["exp"], s_["flag"], s_["metric"], fmt(s_["ratio"]),
-                fmt_ci(s_["ci"]), s_["verdict"], s_["direction"], "; ".join(s_["others"]) or "-"))
+            cells = summary_cells(s_, "; ")
+            rst.append("   " + ", ".join(cells[:-1]) + f', "{cells[-1]}"')
         rst += ["", chance_line(all_rows), ""]
         for topo in dict.fromkeys(r["topo"] for r in all_rows):
             rst += [topo, "-" * len(topo), ""]
