@@ -122,6 +122,9 @@ fi
 # The benchmark harness: no kernel, a log without runs, the wrong domains.
 expect_fail "bench without a kernel" "no kernel at .*: unset SLB_KERNEL" \
 	env SLB_KERNEL="$tmp/no-bzImage" QUICK=1 "$root/scripts/bench.sh"
+# Refused before the kernel is looked for (which would fail otherwise).
+expect_fail "bench with no guest slots" "SLB_BENCH_JOBS=0: need a whole number of guests" \
+	env SLB_KERNEL="$tmp/no-bzImage" SLB_BENCH_JOBS=0 QUICK=1 "$root/scripts/bench.sh"
 printf 'SLB: boot\nSLB: done\n' > "$tmp/empty.log"
 expect_fail "bench report of a log without runs" "x: no benchmark runs" \
 	python3 "$root/scripts/bench_report.py" --md "$tmp/r.md" "x=$tmp/empty.log"
