@@ -183,9 +183,9 @@ impl Default for HackbenchModel {
 }
 
 /// Fitted sender work per message, us (see [`HackbenchModel`]).
-pub const FIT_SEND_US: u64 = 3_000;
+pub const FIT_SEND_US: u64 = 3_900;
 /// Fitted receiver work per message, us.
-pub const FIT_RECV_US: u64 = 1_500;
+pub const FIT_RECV_US: u64 = 1_950;
 /// Fitted receiver queue depth.
 pub const FIT_QUEUE: u32 = 8;
 
@@ -194,7 +194,7 @@ pub const FIT_QUEUE: u32 = 8;
 /// 450 us of guest time a round trip, two messages, under TCG. Only two of
 /// the guest's vCPUs are ever busy, so the fit does not depend on how many
 /// it has. The model's default (20 us) is a native machine's.
-pub const FIT_BUDDY_WORK_US: u64 = 220;
+pub const FIT_BUDDY_WORK_US: u64 = 330;
 
 /// hackbench's default file descriptors per group (`-f`): 20 senders and
 /// 20 receivers.
