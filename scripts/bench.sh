@@ -57,8 +57,8 @@ out=${SLB_BENCH_OUT:-$out_default}
 # this project's 2-core machine 2 halves a full run. Each guest alternates
 # its states in its own boot, so its on/off ratios stay fair; what a guest
 # beside it changes is every run's absolute time (shared caches and memory
-# bandwidth), which schedsim calibrate fits to. Refused before anything is
-# built.
+# bandwidth), which the fitted work per message of schedsim calibrate
+# depends on. Refused before anything is built.
 jobs=${SLB_BENCH_JOBS:-1}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "SLB_BENCH_JOBS=$jobs: need a whole number of guests, 1 or more"
 need_tool valgrind

@@ -190,8 +190,10 @@ pub const FIT_RECV_US: u64 = 1_950;
 pub const FIT_QUEUE: u32 = 8;
 
 /// The buddy pair's work per message, us, fitted to the x5472 guest's round
-/// trips (`bench/pingpong.c`): 2110-2318 round trips a second is about
-/// 450 us of guest time a round trip, two messages, under TCG. Only two of
+/// trips (`bench/pingpong.c`) in the checked-in reference run: 1380-1498
+/// round trips a second (medians) is about 680 us of guest time a round
+/// trip, two messages, under TCG; the fit follows the host's speed and is
+/// redone with each reference run (220 us for the first). Only two of
 /// the guest's vCPUs are ever busy, so the fit does not depend on how many
 /// it has. The model's default (20 us) is a native machine's.
 pub const FIT_BUDDY_WORK_US: u64 = 330;
