@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test topologies stress mutants bench bench-hooks site-cost rule-cost schedsim calibrate schedsim-bench \
+.PHONY: help setup kernel module run test topologies stress tcg-check mutants bench bench-hooks site-cost rule-cost schedsim calibrate schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make check-configs kernel/sched/ in 7 configs, stock vs series (CONFIGS=...)"
 	@echo "make topologies    the guest plan on two unusual layouts (smt3, numa3)"
 	@echo "make stress        seeded module swaps, hotplug, partitions (SEED= CYCLES= KCSAN=1 CONTROL=1)"
+	@echo "make tcg-check     multi-threaded TCG: code patching under load, boot after boot, per QEMU (SLB_TCG_QEMUS= REPS=)"
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
 	@echo "make fuzz          10^7 inputs per hook across the C/Rust boundary (~2 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
@@ -57,6 +58,9 @@ topologies:
 
 stress:
 	@SEED=$(SEED) CYCLES=$(CYCLES) KCSAN=$(KCSAN) CONTROL=$(CONTROL) scripts/stress.sh
+
+tcg-check:
+	@REPS=$(REPS) scripts/tcg-check.sh
 
 mutants:
 	@scripts/mutants.sh

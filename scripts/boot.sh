@@ -18,8 +18,10 @@ smp=${3:-${SLB_SMP:-8,sockets=2,cores=2,threads=2}}
 flags=${SLB_FLAGS:-$(cat "$SLB_ROOT/kunit/flags")}
 kernel=${SLB_KERNEL:-$SLB_OUT/arch/x86/boot/bzImage}
 timeout_s=${SLB_BOOT_TIMEOUT:-600}
+# SLB_QEMU: another QEMU binary (make tcg-check compares two).
+qemu=${SLB_QEMU:-qemu-system-x86_64}
 
-need_tool qemu-system-x86_64
+need_tool "$qemu"
 [ -f "$kernel" ] || die "no kernel at $kernel: run 'make kernel'"
 mkdir -p "$SLB_LOGS"
 log_file="$SLB_LOGS/$name.console.log"
@@ -32,7 +34,7 @@ stage "guest $name"
 # "Oops: int3" at a static-key site just patched by text_poke_bp() on
 # another vCPU (see Documentation/testing.rst); SLB_TCG_THREAD=multi opts in.
 rc=0
-timeout --foreground "$timeout_s" qemu-system-x86_64 \
+timeout --foreground "$timeout_s" "$qemu" \
 	-accel tcg,thread=${SLB_TCG_THREAD:-single} -cpu max -m 2G \
 	-smp "$smp" ${SLB_QEMU_EXTRA:-} \
 	-kernel "$kernel" -initrd "$initrd" \
@@ -41,7 +43,19 @@ timeout --foreground "$timeout_s" qemu-system-x86_64 \
 	< /dev/null > "$log_file" 2>&1 || rc=$?
 tr -d '\r' < "$log_file" > "$log_file.tmp" && mv "$log_file.tmp" "$log_file"
 stage_end
-[ $rc = 124 ] && die "guest $name timed out after ${timeout_s}s (log: $log_file)"
+if [ $rc = 124 ]; then
+	# CI keeps only this script's output, not the log: say where the guest
+	# was (each step's time, the step it never finished, any FAIL line), what
+	# the step watchdog dumped, any splat, and the console's last lines.
+	grep -a '^SLB: ' "$log_file" | tail -40 >&2 || true
+	last=$(grep -a '^SLB: step .* started' "$log_file" | tail -1 | sed 's/^SLB: step \([a-z]*\).*/\1/')
+	[ -z "$last" ] || grep -qa "^SLB: step $last took" "$log_file" ||
+		warn "guest $name: step '$last' did not finish"
+	"$SLB_ROOT/scripts/splats.sh" "$log_file" "guest $name" || true
+	warn "guest $name: the console's last 30 lines:"
+	tail -30 "$log_file" >&2
+	die "guest $name timed out after ${timeout_s}s (log: $log_file)"
+fi
 [ $rc = 0 ] || die "QEMU exited with $rc (log: $log_file)"
 grep -q '^SLB: done' "$log_file" || die "guest $name did not finish its plan (log: $log_file)"
 

@@ -61,4 +61,7 @@ echo "$flags" > "$root/slb/flags"
 slb_hooks > "$root/slb/hooks"
 # The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
 echo "${SLB_STRESS:-1 4}" > "$root/slb/stress"
+# The patching step's rounds (scripts/tcg-check.sh).
+echo "${SLB_PATCH_ROUNDS:-20}" > "$root/slb/patching"
+mkdir -p "$(dirname "$out")"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) > "$out"

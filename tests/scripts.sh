@@ -77,6 +77,31 @@ expect_fail "missing qemu named" "required tool 'qemu-system-x86_64' not found; 
 expect_fail "missing rustc named" "required tool 'rustc' not found" \
 	env PATH="$bin" HOME="$tmp" KDIR="$tmp/nope" "$root/scripts/build-module.sh"
 
+# A guest that outlasts its time limit: the host names the step it never
+# finished and prints the console's end (CI keeps only the host's output).
+fakeq="$tmp/fakeq"
+mkdir -p "$fakeq"
+cat > "$fakeq/qemu" <<'Q'
+#!/bin/sh
+printf 'SLB: step kunit started\nSLB: step kunit took 3 s\nSLB: step load started\n'
+printf 'SLB: watchdog: step load still running after 600 s\ntask 42 (hackbench) state D wchan cpus_read_lock\n'
+exec sleep 30
+Q
+chmod +x "$fakeq/qemu"
+touch "$fakeq/bzImage" "$fakeq/m.ko"
+rc=0
+env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" SLB_BOOT_TIMEOUT=2 \
+	SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "kunit load" > "$fakeq/out" 2>&1 || rc=$?
+for pat in "timed out after 2s" "step 'load' did not finish" "state D wchan cpus_read_lock" "SLB: step kunit took 3 s"; do
+	expect_fail "guest timeout output: $pat" "$pat" sh -c 'cat "$1"; exit "$2"' - "$fakeq/out" "$rc"
+done
+
+# make tcg-check refuses a bad count or mode before it builds anything.
+expect_fail "tcg-check: bad REPS" "REPS=x: expected a positive integer" \
+	env REPS=x "$root/scripts/tcg-check.sh"
+expect_fail "tcg-check: bad mode" "SLB_TCG_MODES: 'fast' is neither single nor multi" \
+	env SLB_TCG_MODES="multi fast" "$root/scripts/tcg-check.sh"
+
 # The series file names every patch and nothing else.
 listed=$(grep -v '^#' "$root/patches/series" | sort)
 present=$(cd "$root/patches" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-' | sort)
