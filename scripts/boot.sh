@@ -48,7 +48,7 @@ if [ $rc = 124 ]; then
 	# was (each step's time, the step it never finished, any FAIL line), what
 	# the step watchdog dumped, any splat, and the console's last lines.
 	grep -a '^SLB: ' "$log_file" | tail -40 >&2 || true
-	last=$(grep -a '^SLB: step .* started' "$log_file" | tail -1 | sed 's/^SLB: step \([a-z]*\).*/\1/')
+	last=$(grep -a '^SLB: step .* started' "$log_file" | tail -1 | sed 's/^SLB: step \([a-z]*\).*/\1/' || true)
 	[ -z "$last" ] || grep -qa "^SLB: step $last took" "$log_file" ||
 		warn "guest $name: step '$last' did not finish"
 	"$SLB_ROOT/scripts/splats.sh" "$log_file" "guest $name" || true

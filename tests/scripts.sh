@@ -96,6 +96,12 @@ for pat in "timed out after 2s" "step 'load' did not finish" "state D wchan cpus
 	expect_fail "guest timeout output: $pat" "$pat" sh -c 'cat "$1"; exit "$2"' - "$fakeq/out" "$rc"
 done
 
+# One that hangs before its first step (in boot) still gets the message.
+printf '#!/bin/sh\necho "Linux version 6.12"\nexec sleep 30\n' > "$fakeq/qemu"
+expect_fail "guest timeout before any step" "timed out after 2s" \
+	env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" SLB_BOOT_TIMEOUT=2 \
+	SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "kunit load"
+
 # make tcg-check refuses a bad count or mode before it builds anything.
 expect_fail "tcg-check: bad REPS" "REPS=x: expected a positive integer" \
 	env REPS=x "$root/scripts/tcg-check.sh"
