@@ -61,6 +61,10 @@ echo "$flags" > "$root/slb/flags"
 slb_hooks > "$root/slb/hooks"
 # The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
 echo "${SLB_STRESS:-1 4}" > "$root/slb/stress"
+# Seconds between the step watchdog's reports (scripts/guest/init).
+wd_s=${SLB_STEP_WATCHDOG_S:-600}
+[[ "$wd_s" =~ ^[1-9][0-9]*$ ]] || die "SLB_STEP_WATCHDOG_S=$wd_s: expected a positive number of seconds"
+echo "$wd_s" > "$root/slb/watchdog_s"
 # The patching step's rounds (scripts/tcg-check.sh).
 echo "${SLB_PATCH_ROUNDS:-20}" > "$root/slb/patching"
 mkdir -p "$(dirname "$out")"
