@@ -27,7 +27,12 @@ reps=${REPS:-10}
 for m in $modes; do
 	case $m in single | multi) ;; *) die "SLB_TCG_MODES: '$m' is neither single nor multi" ;; esac
 done
-for q in $qemus; do need_tool "$q"; done
+# Each QEMU's version, once: the table's rows are keyed by it.
+vers=()
+for q in $qemus; do
+	need_tool "$q"
+	vers+=("$("$q" --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')")
+done
 
 "$SLB_ROOT/scripts/prepare-kernel.sh"
 "$SLB_ROOT/scripts/build-kernel.sh"
@@ -45,7 +50,7 @@ for r in $(seq "$reps"); do
 		qi=$((qi + 1))
 		for m in $modes; do
 			name=tcg-$qi-$m-$r
-			ver=$("$q" --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
+			ver=${vers[qi - 1]}
 			rc=0
 			SLB_QEMU=$q SLB_TCG_THREAD=$m SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/nokunit.ko" \
 				SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-1200} \
@@ -61,13 +66,16 @@ for r in $(seq "$reps"); do
 done
 
 echo
-echo "QEMU  TCG  boots  failed  with int3  median step s"
-awk '{ k = $1 " " $2; n[k]++; if ($4 != 0) f[k]++; if ($5 > 0) o[k]++
-	if ($6 != "-") { t[k, ++c[k]] = $6 } }
-END { for (k in n) {
-	m = "-"; if (c[k]) { # the median, by an insertion sort of the times of k
-		for (i = 1; i <= c[k]; i++) a[i] = t[k, i]
-		for (i = 2; i <= c[k]; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { x = a[j]; a[j] = a[j-1]; a[j-1] = x }
-		m = (c[k] % 2) ? a[(c[k]+1)/2] : (a[c[k]/2] + a[c[k]/2+1]) / 2 }
-	printf "%s  %d  %d  %d  %s\n", k, n[k], f[k] + 0, o[k] + 0, m } }' "$out/boots" | sort
+python3 - "$out/boots" <<'PY'
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    qemu, mode, _rep, rc, int3, secs = line.split()
+    rows[qemu, mode].append((rc != "0", int(int3) > 0, secs))
+print("QEMU  TCG  boots  failed  with int3  median step s")
+for (qemu, mode), boots in sorted(rows.items()):
+    times = [int(s) for _, _, s in boots if s != "-"]
+    median = f"{statistics.median(times):g}" if times else "-"
+    print(qemu, mode, len(boots), sum(f for f, _, _ in boots), sum(o for _, o, _ in boots), median, sep="  ")
+PY
 echo "(every boot: $out/boots; failed boots' logs beside it)"
