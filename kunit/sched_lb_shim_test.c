@@ -208,6 +208,125 @@ static void streak_out_of_range_refused(struct kunit *test)
 			before + 3);
 }
 
+/* Keeps the count after a pull; the stamp moves to now, which is fine. */
+static void streak_keep(struct sched_lb_streak_args *args)
+{
+	args->stamp_jiffies = args->now_jiffies;
+}
+
+/* Any pull resets the streak: the kernel refuses a count that stays. */
+static void streak_kept_after_pull_refused(struct kunit *test)
+{
+	static const struct sched_lb_ops keep = TABLE(streak_keep, newidle_account);
+	int before = sched_lb_test_violations("newidle_account");
+	unsigned long stamp = 1000;
+	unsigned int failures = 7;
+
+	KUNIT_ASSERT_GE(test, before, 0);
+	sched_lb_test_newidle_streak(&keep, &failures, &stamp, 1005, true);
+	KUNIT_EXPECT_EQ(test, failures, 7U);
+	KUNIT_EXPECT_EQ(test, stamp, 1000UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_account"),
+			before + 1);
+	/* The same answer without a pull is an attempt that aged nothing. */
+	sched_lb_test_newidle_streak(&keep, &failures, &stamp, 1005, false);
+	KUNIT_EXPECT_EQ(test, failures, 7U);
+	KUNIT_EXPECT_EQ(test, stamp, 1005UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_account"),
+			before + 1);
+}
+
+/*
+ * The streak's stamp as nohz balancing on another CPU moves it while the
+ * policy runs: the answer must be checked against what the policy got.
+ */
+static unsigned long *streak_racing_stamp;
+
+static void streak_raced(struct sched_lb_streak_args *args)
+{
+	/* Another CPU stamps the streak now, in the middle of the call... */
+	WRITE_ONCE(*streak_racing_stamp, args->now_jiffies);
+	/* ...and this answer, from the stamp it was given, is still right. */
+	args->failures += 1;
+}
+
+static void streak_race_not_refused(struct kunit *test)
+{
+	static const struct sched_lb_ops raced = TABLE(streak_raced, newidle_account);
+	int before = sched_lb_test_violations("newidle_account");
+	unsigned long stamp = 1000;
+	unsigned int failures = 7;
+
+	KUNIT_ASSERT_GE(test, before, 0);
+	streak_racing_stamp = &stamp;
+	sched_lb_test_newidle_streak(&raced, &failures, &stamp, 1005, false);
+	/* Taken: the racing update is the one lost. */
+	KUNIT_EXPECT_EQ(test, failures, 8U);
+	KUNIT_EXPECT_EQ(test, stamp, 1000UL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_account"),
+			before);
+}
+
+static bool never_stop(const struct sched_lb_newidle_args *args)
+{
+	return false;
+}
+
+/*
+ * Every flag behind newidle_stop only adds cost, so where stock stops the
+ * walk the policy must too: a walk that goes on there is refused and the
+ * stock answer used; where stock goes on, the policy decides.
+ */
+static void newidle_stop_below_stock_refused(struct kunit *test)
+{
+	static const struct sched_lb_ops never = TABLE(never_stop, newidle_stop);
+	struct sched_lb_newidle_args args = {
+		.avg_idle_ns = 100000,
+		.curr_cost_ns = 40000,
+		.max_newidle_lb_cost_ns = 80000,
+	};
+	int before = sched_lb_test_violations("newidle_stop");
+
+	KUNIT_ASSERT_GE(test, before, 0);
+	KUNIT_EXPECT_TRUE(test, sched_lb_test_newidle_stop(&never, &args));
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_stop"),
+			before + 1);
+	args.avg_idle_ns = 200000;
+	KUNIT_EXPECT_FALSE(test, sched_lb_test_newidle_stop(&never, &args));
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_stop"),
+			before + 1);
+}
+
+static bool never_balanced(const struct sched_lb_idle_cpus_args *args)
+{
+	return false;
+}
+
+/*
+ * The idle-CPU flags only tolerate more idle CPUs than stock: groups that
+ * stock counts as balanced must stay balanced.
+ */
+static void idle_cpus_below_stock_refused(struct kunit *test)
+{
+	static const struct sched_lb_ops never = TABLE(never_balanced, idle_cpus_balanced);
+	struct sched_lb_idle_cpus_args args = {
+		.local_idle_cpus = 3,
+		.busiest_idle_cpus = 2,
+		.llc_size = 4,
+		.balance_idle_cpus = true,
+	};
+	int before = sched_lb_test_violations("idle_cpus_balanced");
+
+	KUNIT_ASSERT_GE(test, before, 0);
+	KUNIT_EXPECT_TRUE(test, sched_lb_test_idle_cpus_balanced(&never, &args));
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("idle_cpus_balanced"),
+			before + 1);
+	args.local_idle_cpus = 4;
+	KUNIT_EXPECT_FALSE(test, sched_lb_test_idle_cpus_balanced(&never, &args));
+	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("idle_cpus_balanced"),
+			before + 1);
+}
+
 /*
  * Passes through each hook's call site in site_cost, as the load balancer
  * reaches it: scripts/site-cost.sh raises it to time the sites.
@@ -266,6 +385,10 @@ static struct kunit_case sched_lb_shim_cases[] = {
 	KUNIT_CASE(register_refuses_second_table),
 	KUNIT_CASE(interval_out_of_range_refused),
 	KUNIT_CASE(streak_out_of_range_refused),
+	KUNIT_CASE(streak_kept_after_pull_refused),
+	KUNIT_CASE(streak_race_not_refused),
+	KUNIT_CASE(newidle_stop_below_stock_refused),
+	KUNIT_CASE(idle_cpus_below_stock_refused),
 	KUNIT_CASE(site_cost),
 	{}
 };

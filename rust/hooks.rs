@@ -172,7 +172,7 @@ hook_table! {
     detach_skip => slb_no_hook_detach_skip, DETACH, skipped;
     avg_load_balanced => slb_no_hook_avg_load_balanced, AVG_LOAD, balanced;
     balance_interval => slb_no_hook_balance_interval, INTERVAL, busy;
-    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped;
+    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped [backoff_stops: NEWIDLE_BACKOFF_STOPS];
     newidle_account => slb_no_hook_newidle_stop, STREAK, pulled;
     sis_select => slb_no_hook_sis_select, SIS, found;
     sis_account => slb_no_hook_sis_select, SIS_ACCOUNT, scans [scan_ns: SIS_SCAN_NS, loops: SIS_LOOPS];
@@ -591,7 +591,7 @@ pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
 ) -> bool {
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
-    let stop = newidle_walk::stop_at_domain(WalkStep {
+    let step = WalkStep {
         avg_idle_ns: a.avg_idle_ns,
         curr_cost_ns: a.curr_cost_ns,
         max_newidle_lb_cost_ns: a.max_newidle_lb_cost_ns,
@@ -599,7 +599,16 @@ pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
         consecutive_failures: a.consecutive_failures,
         newidle_backoff: a.backoff,
         sd_migration_cost: a.migration_cost,
-    });
+    };
+    let stop = newidle_walk::stop_at_domain(step);
+    // Only when the flag is on: the second evaluation costs a flag test
+    // otherwise.
+    if let (true, true, Some(counts)) = (COUNT, a.backoff && stop, Counts::get()) {
+        counts.add(
+            &NEWIDLE_BACKOFF_STOPS,
+            u64::from(newidle_walk::stopped_by_backoff(step)),
+        );
+    }
     NEWIDLE.record::<COUNT>(
         stop,
         &[
@@ -626,6 +635,9 @@ unsafe extern "C" fn newidle_account<const COUNT: bool>(args: *mut bindings::sch
             stamp_jiffies: a.stamp_jiffies,
         },
         a.now_jiffies,
+        // The kernel's HZ, fixed at build time like this module's
+        // (`bindings::HZ` is USER_HZ, 100).
+        bindings::CONFIG_HZ,
         a.pulled,
     );
     a.failures = s.failures;
@@ -778,7 +790,7 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
         // SAFETY: `args` is valid for writes of its out fields.
         unsafe {
             (*args).loops = 0;
-            (*args).found_idle_core = false;
+            (*args).clear_idle_cores = false;
         }
         return -1;
     };
@@ -823,7 +835,7 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
     // reference into it is alive.
     unsafe {
         (*args).loops = scan.loops;
-        (*args).found_idle_core = scan.found_idle_core;
+        (*args).clear_idle_cores = answer.clears_idle_cores();
         (*args).wake_avg_ns = answer.wake.avg_ns;
         (*args).wake_stamp = answer.wake.stamp_jiffies;
     }

@@ -13,18 +13,25 @@
 //! kernel keeps running, every hackbench run completes, and each check
 //! prints its line once.
 //!
-//! The hooks that answer a bool (`idle_cpus_balanced`, `detach_skip`,
-//! `avg_load_balanced`, `newidle_stop`) cannot answer out of range: any
-//! bool is a decision the stock code could make. They run the real
-//! policy, so the balancer keeps working around the broken hooks.
+//! Two of the hooks that answer a bool are bounded by the stock answer
+//! (`idle_cpus_balanced`: balanced where stock is; `newidle_stop`: stop
+//! where stock does), and lie against it here. The other two
+//! (`detach_skip`, `avg_load_balanced`) have no such bound: any bool is a
+//! decision the flags behind them could make. They run the real policy,
+//! so the balancer keeps working around the broken hooks.
+//!
+//! Every check site of the series must fire: the `hostile` step of the
+//! guest expects as many refusal lines as the series has
+//! `sched_lb_reject()` sites, which the host counts in the patched source
+//! (`scripts/lib.sh`: `slb_check_sites`). A new check needs a lie here.
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::bindings;
 
-pub(crate) use crate::hooks::{avg_load_balanced, detach_skip, idle_cpus_balanced, newidle_stop};
-use crate::hooks::{INTERVAL, SIS, STEAL, STREAK};
+pub(crate) use crate::hooks::{avg_load_balanced, detach_skip};
+use crate::hooks::{IDLE_CPUS, INTERVAL, NEWIDLE, SIS, STEAL, STREAK};
 
 /// How many times a hostile hook ran, to take its lies in turn.
 static ROUND: AtomicU32 = AtomicU32::new(0);
@@ -32,6 +39,30 @@ static ROUND: AtomicU32 = AtomicU32::new(0);
 /// The next of `n` ways to lie.
 fn next_lie(n: u32) -> u32 {
     ROUND.fetch_add(1, Ordering::Relaxed) % n
+}
+
+/// Never balanced: imbalanced even where stock counts the groups as
+/// balanced, which no flag behind the hook allows.
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
+pub(crate) unsafe extern "C" fn idle_cpus_balanced<const COUNT: bool>(
+    _args: *const bindings::sched_lb_idle_cpus_args,
+) -> bool {
+    IDLE_CPUS.record::<COUNT>(false, &[])
+}
+
+/// Never stops the newidle walk, even where stock stops it, which no flag
+/// behind the hook allows.
+///
+/// # Safety
+///
+/// As for the hook of the same name in `crate::hooks`.
+pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
+    _args: *const bindings::sched_lb_newidle_args,
+) -> bool {
+    NEWIDLE.record::<COUNT>(false, &[])
 }
 
 /// An interval the kernel must never take: 0 (balance at every tick) or
@@ -51,8 +82,10 @@ pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
     }
 }
 
-/// A streak that jumps by far more than one failure, stamped in the
-/// future.
+/// After a pull, a count that stays (at least 1, at most one more than
+/// before, the stamp left alone: only the pull check can refuse it);
+/// otherwise a streak that jumps by far more than one failure, stamped in
+/// the future.
 ///
 /// # Safety
 ///
@@ -60,16 +93,23 @@ pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
 pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(
     args: *mut bindings::sched_lb_streak_args,
 ) {
-    STREAK.record::<COUNT>(true, &[]);
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
-    a.failures = a.failures.saturating_add(1000);
-    a.stamp_jiffies = a.now_jiffies.wrapping_add(1000);
+    STREAK.record::<COUNT>(a.pulled, &[]);
+    if a.pulled {
+        a.failures = a.failures.max(1);
+    } else {
+        a.failures = a.failures.saturating_add(1000);
+        a.stamp_jiffies = a.now_jiffies.wrapping_add(1000);
+    }
 }
 
-/// Asks the kernel about CPUs outside the LLC, then answers with a CPU
-/// outside the scan mask, more loops than the LLC has CPUs, or an idle
-/// estimate that grew and a stamp from the future, in turn.
+/// Asks the kernel about CPUs outside the LLC, then, in turn: answers
+/// with a CPU outside the scan mask, or the target, which it never asked
+/// about; reports more loops than it made; an idle estimate that grew
+/// and a stamp from the future; asks about the target until the kernel
+/// stops answering; and asks to clear `has_idle_cores` after no core
+/// scan.
 ///
 /// # Safety
 ///
@@ -89,22 +129,34 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
         // SAFETY: as above.
         let _ = unsafe { smt_mask(args, c_int::MAX) };
     }
-    let (cpu, loops, wake_avg_ns, wake_stamp) = match next_lie(3) {
-        0 => (
-            c_int::try_from(a.nbits).unwrap_or(c_int::MAX),
-            0,
-            a.wake_avg_ns,
-            a.wake_stamp,
-        ),
-        1 => (-1, u32::MAX, a.wake_avg_ns, a.wake_stamp),
-        _ => (-1, 0, u64::MAX, a.now_jiffies.wrapping_add(1000)),
-    };
+    let target = c_int::try_from(a.target).unwrap_or(-1);
+    let (mut cpu, mut loops, mut wake_avg_ns, mut wake_stamp) =
+        (-1, 0, a.wake_avg_ns, a.wake_stamp);
+    let mut clear_idle_cores = false;
+    match next_lie(6) {
+        0 => cpu = c_int::try_from(a.nbits).unwrap_or(c_int::MAX),
+        1 => cpu = target,
+        2 => loops = u32::MAX,
+        3 => (wake_avg_ns, wake_stamp) = (u64::MAX, a.now_jiffies.wrapping_add(1000)),
+        4 => {
+            if let Some(cpu_idle) = a.cpu_idle {
+                // The kernel stops answering past twice the LLC's CPUs;
+                // the bound guards against a kernel that would not.
+                for _ in 0..a.span_weight.saturating_mul(2).saturating_add(1).min(4096) {
+                    // SAFETY: as above.
+                    let _ = unsafe { cpu_idle(args, target) };
+                }
+            }
+        }
+        _ => clear_idle_cores = true,
+    }
     // SAFETY: `args` is valid for writes of its out fields; no reference
     // into it is alive.
     unsafe {
         (*args).loops = loops;
         (*args).wake_avg_ns = wake_avg_ns;
         (*args).wake_stamp = wake_stamp;
+        (*args).clear_idle_cores = clear_idle_cores;
     }
     cpu
 }

@@ -113,6 +113,25 @@ kmake_module() {
 # names (a hook and the one that accounts for it share one), as Kbuild
 # reads them.
 slb_hooks() { sed -n 's/^ *\([a-z_]*\) => slb_no_hook_[a-z_]*,.*/\1/p' "$SLB_ROOT/rust/hooks.rs"; }
+# The series' answer checks, "hook: message" a line, from the sched_lb_reject()
+# sites of the kernel source the module is built against: KDIR's (its
+# source/ link in an O= build tree), else ours.
+slb_check_sites() {
+	local src=${KDIR:+$KDIR/source}
+	[ -n "$src" ] && [ -f "$src/kernel/sched/fair.c" ] || src=${KDIR:-$SLB_SRC}
+	[ -f "$src/kernel/sched/fair.c" ] || die "slb_check_sites: no kernel/sched/fair.c under $src"
+	python3 - "$src"/kernel/sched/fair.c "$src"/kernel/sched/lb_hooks.c <<'PY'
+import re, sys
+site = re.compile(r'sched_lb_reject\(\s*([a-z_]+)\s*,.*?"((?:[^"\\]|\\.)*)"', re.S)
+n = 0
+for path in sys.argv[1:]:
+    for m in site.finditer(open(path).read()):
+        print(f"{m.group(1)}: {m.group(2)}")
+        n += 1
+if n == 0:
+    sys.exit("slb_check_sites: no sched_lb_reject() site found")
+PY
+}
 slb_hook_switches() { sed -n 's/^ *[a-z_]* => slb_no_hook_\([a-z_]*\),.*/\1/p' "$SLB_ROOT/rust/hooks.rs" | awk '!seen[$0]++'; }
 
 # module_variant DEST NAME KNOB=VALUE...: builds sched_lb_rs.ko with these

@@ -27,8 +27,10 @@ for a in $applets; do
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
 need_tool cc
-cc -O2 -Wall -Wextra -Werror -static -o "$root/bin/sleeper" "$SLB_ROOT/scripts/guest/sleeper.c" ||
-	die "cannot build scripts/guest/sleeper.c statically (needs libc6-dev: run 'make setup')"
+for prog in sleeper coresched; do
+	cc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$prog" "$SLB_ROOT/scripts/guest/$prog.c" ||
+		die "cannot build scripts/guest/$prog.c statically (needs libc6-dev: run 'make setup')"
+done
 # hackbench (rt-tests) with the shared libraries it links, so the guest
 # can load the scheduler with a real workload while flags flip.
 hb=$(command -v hackbench || true)
@@ -59,6 +61,9 @@ echo "$flags" > "$root/slb/flags"
 # The module's hooks, from its hook table: the load step requires each
 # one's counters and calls.
 slb_hooks > "$root/slb/hooks"
+# The series' check sites, one line each: the hostile step expects each
+# to refuse an answer once.
+slb_check_sites > "$root/slb/check_sites"
 # The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
 echo "${SLB_STRESS:-1 4}" > "$root/slb/stress"
 # Seconds between the step watchdog's reports (scripts/guest/init).

@@ -95,14 +95,20 @@ fn account(failures: &mut u32, stamp: &mut u64, now: u64, pulled: bool) {
 /// first domain balances nothing, and counting only walks that balanced
 /// left N where it was forever. Through the kernel's shim: a CPU at N = 20
 /// whose every walk is cut short (500 us idle, 40 us per domain) recovers
-/// as the jiffies pass, a burst of failures within one jiffy backs it off
-/// again, and one pull (periodic balancing, say) resets it. None of the
-/// answers is refused.
+/// as the seconds pass (one halving a second, however many jiffies that
+/// is), a burst of failures within one second backs it off again, and one
+/// pull (periodic balancing, say) resets it. None of the answers is
+/// refused.
 pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
     let name = c"newidle_account";
     // SAFETY: a NUL-terminated name; the shim only reads it.
     let refused = || unsafe { bindings::sched_lb_test_violations(name.as_ptr().cast()) };
     let refused_before = refused();
+    // The kernel's HZ (bindings::HZ is the user-visible USER_HZ, 100).
+    let second = u64::from(bindings::CONFIG_HZ);
+    // Jiffies `i` tenths of a second, or `i` seconds, after 1000.
+    let tenths = |i: u64| 1000u64.saturating_add(i.saturating_mul(second.saturating_sub(1)) / 10);
+    let seconds = |i: u64| 1000u64.saturating_add(i.saturating_mul(second));
     let (mut failures, mut stamp) = (100u32, 1000u64);
     let mut s = step(500 * US, 0, 40 * US);
     s.newidle_backoff = true;
@@ -112,21 +118,34 @@ pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
         stop_at_domain(s),
         "N = 20 does not stop the walk"
     );
-    // One cut-short walk per jiffy: the count halves faster than it grows.
-    for now in 1001..=1010u64 {
-        account(&mut failures, &mut stamp, now, false);
+    // Within the first second nothing ages: 10 failures add 10.
+    for i in 1..=10u64 {
+        account(&mut failures, &mut stamp, tenths(i), false);
+    }
+    check!(
+        "backoff_recovers",
+        failures == 110 && stamp == 1000,
+        "10 failures within a second: {} failures, stamp {}",
+        failures,
+        stamp
+    );
+    // One cut-short walk a second for 10 seconds: the count halves
+    // faster than it grows, and the stamp moves by whole seconds.
+    for i in 1..=10u64 {
+        account(&mut failures, &mut stamp, seconds(i), false);
     }
     s.consecutive_failures = failures;
     check!(
         "backoff_recovers",
-        backoff_factor(failures) == 0 && !stop_at_domain(s) && stamp == 1010,
-        "after 10 jiffies of one failure each: {} failures, stamp {}",
+        backoff_factor(failures) == 0 && !stop_at_domain(s) && stamp == seconds(10),
+        "after 10 seconds of one failure each: {} failures, stamp {}",
         failures,
         stamp
     );
+    let now = seconds(10).saturating_add(1);
     // 100 failures within one jiffy: backed off again.
     for _ in 0..100 {
-        account(&mut failures, &mut stamp, 1011, false);
+        account(&mut failures, &mut stamp, now, false);
     }
     s.consecutive_failures = failures;
     check!(
@@ -137,7 +156,7 @@ pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
         backoff_factor(failures)
     );
     // Any pull resets it, within the same jiffy.
-    account(&mut failures, &mut stamp, 1011, true);
+    account(&mut failures, &mut stamp, now, true);
     check!(
         "backoff_recovers",
         failures == 0,

@@ -260,17 +260,18 @@ pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
         a.sis_util = util_nr != 0;
         // SAFETY: `a` and everything it points to live across the call.
         let got = unsafe { select(&mut a) };
+        // Every row scans cores: the hint is cleared unless one was idle.
         check!(
             "sis_fold_rows",
-            got == pick && a.found_idle_core == found,
-            "idle {:#x} allowed {:#x} target {}: picked {} found_idle_core {} (expected {} {})",
+            got == pick && a.clear_idle_cores == !found,
+            "idle {:#x} allowed {:#x} target {}: picked {} clear_idle_cores {} (expected {} {})",
             idle,
             allowed,
             target,
             got,
-            a.found_idle_core,
+            a.clear_idle_cores,
             pick,
-            found
+            !found
         );
     }
 }
@@ -314,19 +315,19 @@ pub(super) extern "C" fn topology_rows(_test: *mut bindings::kunit) {
         // SAFETY: `a` and everything it points to live across the call.
         let got = unsafe { select(&mut a) };
         // Without SMT the fold does not run (smt_weight 1): the plain scan
-        // starts after the target and reports no idle core.
-        let found = found && smt > 1;
+        // starts after the target and leaves the hint alone.
+        let clear = smt > 1 && !found;
         check!(
             "sis_topology_rows",
-            got == pick && a.found_idle_core == found,
-            "{} idle {:#x} allowed {:#x}: picked {} found_idle_core {} (expected {} {})",
+            got == pick && a.clear_idle_cores == clear,
+            "{} idle {:#x} allowed {:#x}: picked {} clear_idle_cores {} (expected {} {})",
             topo,
             idle,
             allowed,
             got,
-            a.found_idle_core,
+            a.clear_idle_cores,
             pick,
-            found
+            clear
         );
     }
 }

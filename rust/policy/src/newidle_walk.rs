@@ -68,6 +68,18 @@ pub fn stop_at_domain(s: WalkStep) -> bool {
     s.avg_idle_ns < cost_ns
 }
 
+/// True if the walk stops at this domain only because of the backoff:
+/// the same step with `NEWIDLE_BACKOFF` off would go on. What the flag
+/// changed, one domain at a time, for the module's `backoff_stops`
+/// counter (a rule that never acted is inert, not harmless).
+pub fn stopped_by_backoff(s: WalkStep) -> bool {
+    stop_at_domain(s)
+        && !stop_at_domain(WalkStep {
+            newidle_backoff: false,
+            ..s
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +195,24 @@ mod tests {
             // Stock equals the C expression where it cannot wrap.
             prop_assert_eq!(stock, a < c + m);
         }
+    }
+
+    // Only the backoff's own stops count: a stop the stock test makes
+    // anyway, a walk that goes on, and the flag off are not.
+    #[test]
+    fn backoff_stops_are_the_flags_own() {
+        let mut s = step(100_000, 0, 10_000);
+        s.newidle_backoff = true;
+        s.consecutive_failures = 100; // N = 20: 200 us > 100 us
+        assert!(stopped_by_backoff(s));
+        s.consecutive_failures = 4; // N = 0: stock goes on
+        assert!(!stopped_by_backoff(s));
+        s.consecutive_failures = 100;
+        s.newidle_backoff = false;
+        assert!(!stopped_by_backoff(s));
+        let mut stock_stops = step(5_000, 0, 10_000);
+        stock_stops.newidle_backoff = true;
+        stock_stops.consecutive_failures = 100;
+        assert!(stop_at_domain(stock_stops) && !stopped_by_backoff(stock_stops));
     }
 }

@@ -126,11 +126,22 @@ pub enum ScanKind {
 pub struct SisAnswer {
     /// The CPU picked, visits and whether a whole idle core turned up.
     pub scan: Scan,
-    /// Which scan it was; after [`ScanKind::Cores`] without
-    /// `scan.found_idle_core` the caller clears `has_idle_cores`.
+    /// Which scan it was; see [`SisAnswer::clears_idle_cores`].
     pub kind: ScanKind,
     /// This CPU's wake average to store (aged by SIS_AGE).
     pub wake: WakeAvg,
+}
+
+impl SisAnswer {
+    /// Whether the LLC's `has_idle_cores` hint is to be cleared: after a
+    /// core scan that found no core with every thread idle, even a
+    /// partial one ("[RFC 08/11] sched/fair: Optimize SIS_FOLD"). A scan
+    /// that SIS_UTIL skipped, or a CPU scan, leaves the hint alone, as
+    /// stock does. The one place this is decided: the kernel's shim (which
+    /// refuses a clear without a core scan) and the simulator act on it.
+    pub fn clears_idle_cores(&self) -> bool {
+        self.kind == ScanKind::Cores && !self.scan.found_idle_core
+    }
 }
 
 /// Steps 1 to 3: ages the wake average, budgets the scan and runs it.
@@ -490,5 +501,26 @@ mod tests {
                 prop_assert_eq!(a.wake, i.wake);
             }
         }
+    }
+
+    // The hint is cleared after a fruitless core scan only: not after a
+    // skipped scan (SIS_UTIL overloaded; the shim used to clear it there)
+    // nor after a CPU scan or a core scan that found an idle core.
+    #[test]
+    fn only_a_fruitless_core_scan_clears_the_hint() {
+        let scan = |found| Scan {
+            cpu: None,
+            loops: 1,
+            found_idle_core: found,
+        };
+        let answer = |kind, found| SisAnswer {
+            scan: scan(found),
+            kind,
+            wake: WakeAvg::default(),
+        };
+        assert!(answer(ScanKind::Cores, false).clears_idle_cores());
+        assert!(!answer(ScanKind::Cores, true).clears_idle_cores());
+        assert!(!answer(ScanKind::Skipped, false).clears_idle_cores());
+        assert!(!answer(ScanKind::Cpus, false).clears_idle_cores());
     }
 }

@@ -209,7 +209,7 @@ fn newidle_account() {
             stamp_jiffies: r.u64e(),
         };
         let now = r.near(old.stamp_jiffies);
-        let new = streak_account(old, now, r.bool());
+        let new = streak_account(old, now, r.u32e(), r.bool());
         assert!(
             new.failures <= old.failures || new.failures - old.failures <= 1,
             "{old:?} at {now} -> {new:?}"

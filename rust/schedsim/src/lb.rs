@@ -902,9 +902,9 @@ impl Sim {
     /// The kernel's `newidle_account` hook: one newidle attempt on `cpu`,
     /// or one pull into it by any balancer, at the current jiffy.
     fn newidle_account(&mut self, cpu: u32, pulled: bool) {
-        let now = self.jiffies();
+        let (now, hz) = (self.jiffies(), self.cfg.hz);
         let rq = &mut self.rqs[cpu as usize];
-        rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, pulled);
+        rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, hz, pulled);
     }
 
     /// Patch 0015's `sched_lb_steal_detach()`, which follows Sistare's

@@ -1736,15 +1736,13 @@ impl Sim {
         let rq = &mut self.rqs[this_cpu as usize];
         (rq.wake_avg_ns, rq.wake_stamp) = (answer.wake.avg_ns, answer.wake.stamp_jiffies);
         let scan = answer.scan;
+        if answer.clears_idle_cores() {
+            self.llc[llc].has_idle_cores = false;
+        }
         let visited = match answer.kind {
             ScanKind::Skipped => return None,
             ScanKind::Cpus => u64::from(scan.loops),
-            ScanKind::Cores => {
-                if !scan.found_idle_core {
-                    self.llc[llc].has_idle_cores = false;
-                }
-                u64::from(scan.loops) * u64::from(self.cfg.topology.smt_weight)
-            }
+            ScanKind::Cores => u64::from(scan.loops) * u64::from(self.cfg.topology.smt_weight),
         };
         self.stats.sis_scans += 1;
         let ns = self.charge_scan(this_cpu, visited);
