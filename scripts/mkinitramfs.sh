@@ -61,9 +61,11 @@ echo "$flags" > "$root/slb/flags"
 # The module's hooks, from its hook table: the load step requires each
 # one's counters and calls.
 slb_hooks > "$root/slb/hooks"
-# The series' check sites, one line each: the hostile step expects each
-# to refuse an answer once.
-slb_check_sites > "$root/slb/check_sites"
+# The series' check sites, one line each, from the kernel source: the
+# hostile step expects each to refuse an answer once.
+case " $plan " in
+*" hostile "*) slb_check_sites > "$root/slb/check_sites" ;;
+esac
 # The stress step's seed and size (scripts/stress.sh, scripts/test.sh).
 echo "${SLB_STRESS:-1 4}" > "$root/slb/stress"
 # Seconds between the step watchdog's reports (scripts/guest/init).

@@ -96,6 +96,30 @@ for pat in "timed out after 2s" "step 'load' did not finish" "state D wchan cpus
 	expect_fail "guest timeout output: $pat" "$pat" sh -c 'cat "$1"; exit "$2"' - "$fakeq/out" "$rc"
 done
 
+# The hostile step's expectation: one line per sched_lb_reject() site of
+# the source, a call spread over lines included, comments and the macro's
+# own name in prose not; a source without any is refused.
+ks="$tmp/checksrc/kernel/sched"
+mkdir -p "$ks"
+cat > "$ks/fair.c" <<'C'
+/* sched_lb_reject() sites below. */
+	if (sched_lb_reject(steal, ++ctx->calls >= ctx->llc_weight,
+			    "%u victims tried", ctx->calls))
+		return -1;
+	if (sched_lb_reject(sis_select, cpu != -1, "returned CPU %d", cpu) ||
+	    sched_lb_reject(sis_select,
+			    x > y, "%u loops reported, \"%u\" made", x, y))
+C
+: > "$ks/lb_hooks.c"
+expect_pass "check sites: one line each" \
+	'^steal: %u victims tried.sis_select: returned CPU %d.sis_select: %u loops reported, \\"%u\\" made$' \
+	bash -c '. "$1/scripts/lib.sh"; SLB_SRC=$2 slb_check_sites | paste -sd.' - "$root" "$tmp/checksrc"
+: > "$ks/fair.c"
+expect_fail "check sites: none found" "no sched_lb_reject\(\) site found" \
+	bash -c '. "$1/scripts/lib.sh"; SLB_SRC=$2 slb_check_sites' - "$root" "$tmp/checksrc"
+expect_fail "check sites: no source" "no kernel/sched/fair.c under" \
+	bash -c '. "$1/scripts/lib.sh"; SLB_SRC=$2 slb_check_sites' - "$root" "$tmp/nowhere"
+
 # One that hangs before its first step (in boot) still gets the message.
 printf '#!/bin/sh\necho "Linux version 6.12"\nexec sleep 30\n' > "$fakeq/qemu"
 expect_fail "guest timeout before any step" "timed out after 2s" \
