@@ -261,9 +261,10 @@ pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
         // SAFETY: `a` and everything it points to live across the call.
         let got = unsafe { select(&mut a) };
         // Every row scans cores: the hint is cleared unless one was idle.
+        let clear = !found;
         check!(
             "sis_fold_rows",
-            got == pick && a.clear_idle_cores == !found,
+            got == pick && a.clear_idle_cores == clear,
             "idle {:#x} allowed {:#x} target {}: picked {} clear_idle_cores {} (expected {} {})",
             idle,
             allowed,
@@ -271,7 +272,7 @@ pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
             got,
             a.clear_idle_cores,
             pick,
-            !found
+            clear
         );
     }
 }
