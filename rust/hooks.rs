@@ -601,8 +601,8 @@ pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
         sd_migration_cost: a.migration_cost,
     };
     let stop = newidle_walk::stop_at_domain(step);
-    // Only when the flag is on: the second evaluation costs a flag test
-    // otherwise.
+    // Only a stop with the flag on can be the backoff's; the second
+    // evaluation of the rule is skipped for every other answer.
     if let (true, true, Some(counts)) = (COUNT, a.backoff && stop, Counts::get()) {
         counts.add(
             &NEWIDLE_BACKOFF_STOPS,
