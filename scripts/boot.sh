@@ -64,6 +64,17 @@ if grep -q '^SLB: FAIL' "$log_file"; then
 	grep '^SLB: FAIL' "$log_file" >&2
 	failed=1
 fi
+# Every step of the plan this host sent must have its verdict: the guest's
+# runner says "verdict STEP ok" only for a step that said something ok and
+# nothing failed (scripts/guest/init), so a step that returned early, or
+# one the plan named but the guest never ran, fails here.
+for step in $plan; do
+	v=$(grep -a "^SLB: verdict $step " "$log_file" | tail -1 || true)
+	if [ "$v" != "SLB: verdict $step ok" ]; then
+		warn "guest $name: step '$step': ${v:-no verdict}"
+		failed=1
+	fi
+done
 # Kernel splats (scripts/splats.sh: which reports are excused, and why).
 "$SLB_ROOT/scripts/splats.sh" "$log_file" "guest $name" || failed=1
 

@@ -120,6 +120,27 @@ expect_fail "check sites: none found" "no sched_lb_reject\(\) site found" \
 expect_fail "check sites: no source" "no kernel/sched/fair.c under" \
 	bash -c '. "$1/scripts/lib.sh"; SLB_SRC=$2 slb_check_sites' - "$root" "$tmp/nowhere"
 
+# The host's verdict on a guest that finished: its plan's steps each need
+# "SLB: verdict STEP ok", and a FAIL line, a failed KUnit case in any
+# reload's KTAP, or a missing "SLB: done" fails the run too.
+# guest_says NAME WANT PATTERN LINES: a fake QEMU prints LINES (printf
+# escapes) and exits; boot.sh runs the plan "load flags".
+guest_says() {
+	printf '#!/bin/sh\nprintf "%s"\n' "$4" > "$fakeq/qemu"
+	expect "$2" "guest verdict: $1" "$3" \
+		env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" \
+		SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "load flags"
+}
+ok_steps='SLB: step load started\nSLB: load x ok\nSLB: verdict load ok\nSLB: verdict flags ok\n'
+guest_says "every step ok" pass "guest t passed" "${ok_steps}SLB: done\n"
+guest_says "a FAIL line" fail "SLB: FAIL load: lost" "${ok_steps}SLB: FAIL load: lost\nSLB: done\n"
+guest_says "a failed KUnit case in a reload" fail "not ok 3 some_case" "${ok_steps}    not ok 3 some_case\nSLB: done\n"
+guest_says "no SLB: done" fail "did not finish its plan" "${ok_steps}"
+guest_says "a step without its verdict" fail "step 'flags': no verdict" \
+	'SLB: step load started\nSLB: verdict load ok\nSLB: done\n'
+guest_says "a step whose verdict is FAIL" fail "step 'load': SLB: verdict load FAIL" \
+	'SLB: verdict load FAIL (0 failures, 0 ok lines)\nSLB: verdict flags ok\nSLB: done\n'
+
 # One that hangs before its first step (in boot) still gets the message.
 printf '#!/bin/sh\necho "Linux version 6.12"\nexec sleep 30\n' > "$fakeq/qemu"
 expect_fail "guest timeout before any step" "timed out after 2s" \
