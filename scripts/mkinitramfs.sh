@@ -26,6 +26,7 @@ for a in $applets; do
 	[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
+install -m 0644 "$SLB_ROOT/scripts/guest/llc.awk" "$root/slb/llc.awk"
 need_tool cc
 for prog in sleeper coresched; do
 	cc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$prog" "$SLB_ROOT/scripts/guest/$prog.c" ||

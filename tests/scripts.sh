@@ -347,6 +347,73 @@ expect_fail "check-apply: a version the archive does not serve" "VERSIONS: linux
 expect_fail "check-configs: unknown config" "CONFIGS: unknown config 'nosmt'" \
 	env CONFIGS="hooks-on nosmt" "$root/scripts/check-configs.sh"
 
+# The guest's LLC check (scripts/guest/llc.awk) on made-up sysfs, debugfs
+# and schedstat trees, under busybox awk (the guest's)
+# and mawk (Debian's awk). mk_llc NAME ONLINE LB_LLC CPU... makes a
+# tree; each CPU is "N:SIBLINGS:MASK/FLAG,FLAG;MASK/FLAG" (levels lowest
+# first, no levels for a CPU without domains).
+mk_llc() {
+	local d="$tmp/llc-$1" online=$2 llc=$3 spec c sibs doms dom k
+	shift 3
+	mkdir -p "$d/cpu" "$d/proc" "$d/dbg/domains"
+	echo "$online" > "$d/cpu/online"
+	printf '%b' "$llc" > "$d/dbg/lb_llc"
+	printf 'version 16\ntimestamp 4294892296\n' > "$d/proc/schedstat"
+	for spec; do
+		IFS=: read -r c sibs doms <<< "$spec"
+		mkdir -p "$d/cpu/cpu$c/topology" "$d/dbg/domains/cpu$c"
+		echo "$sibs" > "$d/cpu/cpu$c/topology/thread_siblings_list"
+		echo "cpu$c 0 0 0 0 0 0 0 0 0" >> "$d/proc/schedstat"
+		k=0
+		for dom in ${doms//;/ }; do
+			echo "domain$k ${dom%%/*} 0 0 0 0 0 0 0 0" >> "$d/proc/schedstat"
+			mkdir -p "$d/dbg/domains/cpu$c/domain$k"
+			echo "${dom#*/} " | tr , ' ' > "$d/dbg/domains/cpu$c/domain$k/flags"
+			k=$((k + 1))
+		done
+	done
+	echo "$d"
+}
+# llc_check AWK TREE: the guest's llc_errors with the tree for its root.
+llc_check() {
+	local out
+	out=$($1 -f "$root/scripts/guest/llc.awk" "$2/cpu/online" "$2"/cpu/cpu[0-9]*/topology/thread_siblings_list \
+		"$2/proc/schedstat" $(ls "$2"/dbg/domains/cpu*/domain*/flags 2>/dev/null) "$2/dbg/lb_llc" 2>&1) ||
+		out="$out (awk exited $?)"
+	[ -z "$out" ] && { echo "llc ok"; return 0; }
+	echo "$out"
+	return 1
+}
+smt="SD_SHARE_CPUCAPACITY,SD_SHARE_LLC" mc="SD_BALANCE_NEWIDLE,SD_SHARE_LLC,SD_PREFER_SIBLING"
+smt4() { mk_llc "$1" 0-3 "$2" "0:0-1:3/$smt;f/$mc" "1:0-1:3/$smt;f/$mc" \
+	"2:2-3:c/$smt;f/$mc" "3:2-3:c/$smt;00000000,0000000f/$mc"; }
+good=$(smt4 good '0-3 cores 0,2 smt_weight 2 overloaded 1\n')
+empty=$(smt4 empty '')
+partial=$(smt4 partial '0-1 cores 0 smt_weight 2 overloaded -\n')
+badcores=$(smt4 badcores '0-3 cores 0-1 smt_weight 2 overloaded -\n')
+iso="0:0:7/$mc" iso1="1:1:7/$mc" iso2="2:2:7/$mc"
+isolated=$(mk_llc isolated 0-3 '0-2 cores 0-2 smt_weight 1 overloaded -\n' "$iso" "$iso1" "$iso2" "3:3:")
+stale=$(mk_llc stale 0-3 '0-3 cores 0-3 smt_weight 1 overloaded -\n' "$iso" "$iso1" "$iso2" "3:3:")
+noverbose=$(mk_llc noverbose 0-1 '' "0:0:" "1:1:")
+for a in "busybox awk" mawk; do
+	command -v ${a%% *} > /dev/null || {
+		echo "not ok - llc check: no ${a%% *} (make setup installs busybox-static; mawk is Debian's awk)"
+		fail=$((fail + 1))
+		continue
+	}
+	expect_pass "llc ($a): LLCs that match the domains" "^llc ok$" llc_check "$a" "$good"
+	expect_fail "llc ($a): an empty lb_llc" "cpu 0: in no lb_llc line, its LLC domain spans 0,1,2,3" \
+		llc_check "$a" "$empty"
+	expect_fail "llc ($a): a partial lb_llc" "cpu 3: in no lb_llc line" llc_check "$a" "$partial"
+	expect_fail "llc ($a): a cores mask off the topology" "cores 0-1 has 1, not the first sibling of a core" \
+		llc_check "$a" "$badcores"
+	expect_pass "llc ($a): an isolated CPU in no line" "^llc ok$" llc_check "$a" "$isolated"
+	expect_fail "llc ($a): a CPU without an LLC domain in a line" \
+		"cpu 3: in lb_llc span 0,1,2,3, but it has no LLC domain" llc_check "$a" "$stale"
+	expect_fail "llc ($a): no domains to check against" "no sched domain flags read" \
+		llc_check "$a" "$noverbose"
+done
+
 # Which kernel reports fail a guest run (scripts/splats.sh), on made-up
 # console logs: a known stock KCSAN race passes, the same title with a
 # frame of the series fails, an unknown race fails, and so does a warning.
