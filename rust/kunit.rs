@@ -230,3 +230,39 @@ suite!(
         ("steal_mask_transitions", steal::mask_transitions),
     ]
 );
+
+/// The test-only build `SLB_KUNIT_SELFTEST=1` (Kbuild; `make test` boots it
+/// once) adds a suite whose second case fails on purpose, to show that a
+/// false [`check!`] reaches the KTAP that `kunit.py` parses as `not ok`,
+/// and a true one does not. The name pairs stay out of the lines
+/// `scripts/test.sh` counts as this file's registered cases.
+#[cfg(slb_kunit_selftest)]
+mod selftest {
+    use super::{check, kunit_case, kunit_case_null};
+    use kernel::bindings;
+
+    /// A true check: the case must pass.
+    unsafe extern "C" fn check_true_passes(_test: *mut bindings::kunit) {
+        let two = core::hint::black_box(2u32);
+        check!(
+            "selftest",
+            two.wrapping_add(2) == 4,
+            "2 + 2 = {}",
+            two.wrapping_add(2)
+        );
+    }
+
+    /// A false check: the case must be reported failed.
+    unsafe extern "C" fn check_false_fails(_test: *mut bindings::kunit) {
+        let two = core::hint::black_box(2u32);
+        check!(
+            "selftest",
+            two.wrapping_add(2) == 5,
+            "deliberate failure: 2 + 2 = {}, not 5",
+            two.wrapping_add(2)
+        );
+    }
+
+    #[rustfmt::skip]
+    suite!(sched_lb_rs_selftest, SELFTEST_CASES, [("check_true_passes", check_true_passes), ("check_false_fails", check_false_fails)]);
+}

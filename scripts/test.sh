@@ -8,7 +8,9 @@
 #   4. the kernel (KASAN, UBSAN, lockdep, DEBUG_PREEMPT: the test flavour
 #      of scripts/lib.sh) and module build (KDIR= to use another tree),
 #      and every hook call site in fair.o checked to be a direct call
-#   5. QEMU: KUnit suites at insmod (parsed by kunit.py), every flag
+#   5. QEMU: a test-only build whose KUnit case fails on purpose must
+#      fail as kunit.py parses it; then, with the real module,
+#      KUnit suites at insmod (parsed by kunit.py), every flag
 #      round-tripped in debugfs and flipped under load, an unknown name
 #      refused, load in throttled nested cgroups, a short seeded stress
 #      run (module swaps, flags, knobs, hotplug, cpuset partitions; SEED=
@@ -106,6 +108,27 @@ module_variant "$SLB_CACHE/guest-modules" hostile SLB_HOSTILE=1
 # The stress step's swaps load a build without KUnit (the suites would
 # rerun at every load).
 module_variant "$SLB_CACHE/guest-modules" nokunit SLB_KUNIT=n
+# A build whose KUnit has a case that fails on purpose (SLB_KUNIT_SELFTEST=1).
+module_variant "$SLB_CACHE/guest-modules" selftest SLB_KUNIT_SELFTEST=1
+stage_end
+# A false check! must reach kunit.py as "not ok", and a true one must not:
+# the Rust suites record a failure through kunit_get_current_test(), which
+# a slip could make a silent no-op (every check would then pass). The
+# self-test build's guest must fail with exactly its deliberate case failed.
+stage "KUnit self-test: a false check! fails its case"
+selftest_log="$SLB_LOGS/selftest.host.log"
+if SLB_MODULE="$SLB_CACHE/guest-modules/selftest.ko" SLB_BOOT_TIMEOUT=900 \
+	"$SLB_ROOT/scripts/boot.sh" selftest "kunit" > "$selftest_log" 2>&1; then
+	die "KUnit self-test: the guest passed although check_false_fails fails on purpose (log: $selftest_log)"
+fi
+selftest_txt="$SLB_LOGS/selftest.kunit.txt"
+if ! grep -q '\[FAILED\] check_false_fails' "$selftest_txt" ||
+	! grep -q '\[PASSED\] check_true_passes' "$selftest_txt" ||
+	! grep -qE 'Testing complete\. Ran [0-9]+ tests: passed: [0-9]+, failed: 1$' "$selftest_txt"; then
+	cat "$selftest_log" >&2
+	die "KUnit self-test: kunit.py did not report check_false_fails alone as failed (see $selftest_txt)"
+fi
+log "KUnit self-test: kunit.py reports the deliberate case failed, its true twin passed"
 stage_end
 # The guest's time limit: what is left of CI's 90 minutes (SLB_TEST_BUDGET_S)
 # after everything before it, less 5 minutes for what comes after, and at

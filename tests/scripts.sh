@@ -414,6 +414,45 @@ for a in "busybox awk" mawk; do
 		llc_check "$a" "$noverbose"
 done
 
+# make mutants' verdict (scripts/mutants.py check) on made-up outcomes:
+# survivors count as a multiset against the list, so a name listed once
+# that survives twice, an unlisted survivor and a stale entry each fail
+# (a run that did not finish: below). mk_mutants DIR SUMMARY:NAME...: cargo-mutants'
+# outcomes; the hand outcomes hold one caught mutant.
+mk_mutants() {
+	local d="$tmp/mut-$1"
+	shift
+	mkdir -p "$d/hand"
+	python3 - "$d" "$@" <<'PY'
+import json, sys
+d, specs = sys.argv[1], sys.argv[2:]
+outcomes, counts = [], {}
+for spec in specs:
+    summary, name = spec.split(":", 1)
+    outcomes.append({"scenario": {"Mutant": {"name": f"rust/policy/src/x.rs:1:2: {name}",
+                                             "file": "rust/policy/src/x.rs"}},
+                     "summary": summary})
+    key = {"CaughtMutant": "caught", "MissedMutant": "missed"}[summary]
+    counts[key] = counts.get(key, 0) + 1
+json.dump(dict(counts, end_time="2026-12-02T00:00:00Z",
+               outcomes=[{"scenario": "Baseline", "summary": "Success"}] + outcomes),
+          open(f"{d}/outcomes.json", "w"))
+json.dump([{}] * len(specs), open(f"{d}/mutants.json", "w"))
+PY
+	printf 'caught\trust/policy/src/x.rs: replace .min( with .max( in f: `a.min(b)`\n' > "$d/hand/outcomes.txt"
+	echo "$d"
+}
+printf '# a list\nrust/policy/src/x.rs: replace + with - in f\n    why: a reason long enough to count.\n' > "$tmp/equiv.txt"
+mcheck() { env SLB_MUTANTS_EQUIV="$tmp/equiv.txt" python3 "$root/scripts/mutants.py" check "$1"; }
+expect_pass "mutants check: every survivor listed" "0 unlisted survivors" \
+	mcheck "$(mk_mutants listed 'MissedMutant:replace + with - in f' 'CaughtMutant:replace * with / in f')"
+expect_fail "mutants check: an unlisted survivor" "UNLISTED SURVIVOR: rust/policy/src/x.rs: replace \* with / in f" \
+	mcheck "$(mk_mutants unlisted 'MissedMutant:replace + with - in f' 'MissedMutant:replace * with / in f')"
+expect_fail "mutants check: listed once, survives twice" "UNLISTED SURVIVOR: rust/policy/src/x.rs: replace \+ with - in f" \
+	mcheck "$(mk_mutants twice 'MissedMutant:replace + with - in f' 'MissedMutant:replace + with - in f')"
+expect_fail "mutants check: a stale entry" "STALE ENTRY \(not a survivor now\): rust/policy/src/x.rs: replace \+ with - in f" \
+	mcheck "$(mk_mutants stale 'CaughtMutant:replace + with - in f')"
+
 # Which kernel reports fail a guest run (scripts/splats.sh), on made-up
 # console logs: a known stock KCSAN race passes, the same title with a
 # frame of the series fails, an unknown race fails, and so does a warning.

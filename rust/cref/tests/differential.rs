@@ -357,8 +357,12 @@ fn balance_interval_matches_c_for_every_hz() {
                     balance_interval_ms: rng.pick(512) as u32,
                     busy_factor: rng.pick(64) as u32,
                     cpu_busy: rng.coin(),
-                    // HZ * nr_online_cpus / 10, at least 1.
-                    max_interval_jiffies: rng.pick(1 << 16).max(1),
+                    // HZ * nr_online_cpus / 10 in the kernel, but any
+                    // value here, 0 included: 6.12's clamp() then gives
+                    // 0 (hi wins over lo), and so must the Rust, whose
+                    // min(max(v, 1), hi) a reordering or an Ord::clamp
+                    // (which panics on lo > hi) would break.
+                    max_interval_jiffies: rng.pick(1 << 16),
                     hz: h.hz,
                     busy_dec: rng.coin(),
                 };
@@ -446,7 +450,8 @@ fn const_hz_balance_interval_matches_c() {
                 let ms = rng.pick(512) as u32;
                 let factor = rng.pick(64) as u32;
                 let busy = rng.coin();
-                let max = rng.pick(1 << 16).max(1);
+                // 0 included, as in balance_interval_matches_c_for_every_hz.
+                let max = rng.pick(1 << 16);
                 let dec = rng.coin();
                 // SAFETY: pure C function of its arguments.
                 let c = unsafe { (h.balance_interval)(ms, factor, busy as i32, max, dec) };

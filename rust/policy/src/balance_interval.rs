@@ -27,7 +27,9 @@
 //! `msecs_to_jiffies()` takes an `unsigned int` (the product is truncated
 //! on the way in), and `interval -= 1` wraps when `msecs_to_jiffies()`
 //! returned 0 (`busy_factor` 0 written to debugfs), after which the clamp
-//! brings it down to `max_load_balance_interval`. The result is never 0.
+//! brings it down to `max_load_balance_interval`. The result is 0 only
+//! where that maximum is 0 (the kernel's never is): the C's
+//! clamp() then answers 0, and so does this.
 //!
 //! [`sd_balance_interval_jiffies()`] takes HZ at run time (the tests, the
 //! simulator); [`sd_balance_interval_jiffies_hz()`] takes it as a constant,
@@ -134,6 +136,17 @@ mod tests {
         assert_eq!(busy(112, 32, 1000, 22400, false), 3584);
         assert_eq!(busy(112, 32, 1000, 22400, true), 3583);
         assert_eq!(busy(112, 16, 1000, 22400, true), 1791);
+    }
+
+    // clamp(interval, 1UL, max) with max 0: 6.12's __clamp() tests the
+    // upper bound first (`val >= hi ? hi : ...`), so the answer is 0, not
+    // 1; min(max(v, 1), 0) agrees, clamp-the-other-way-round or
+    // Ord::clamp (a panic on lo > hi) would not. The kernel's maximum is
+    // HZ * nr_online / 10, never 0, but the rule takes any input.
+    #[test]
+    fn zero_maximum_wins_as_in_c() {
+        assert_eq!(busy(8, 32, 250, 0, true), 0);
+        assert_eq!(busy(0, 0, 250, 0, true), 0);
     }
 
     // 8 cores: 8 ms idle, 256 ms (32) or 128 ms (16) busy. At HZ=250 that

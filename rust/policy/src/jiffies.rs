@@ -281,8 +281,10 @@ pub fn msecs_to_jiffies_hz<const HZ: u32>(m: u32) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use proptest::prelude::*;
+    use std::vec::Vec;
 
     // MSEC_TO_HZ_{MUL32,ADJ32,SHR32} as `echo $HZ | bc -q
     // kernel/time/timeconst.bc` prints them for Linux 6.12.
@@ -295,6 +297,9 @@ mod tests {
             (300, 0x9999999A, 0x1CCCCCCCC, 33),
             (1024, 0x83126E98, 0x7EF9DB22, 31),
             (1200, 0x9999999A, 0x66666666, 31),
+            // The one HZ where fmul() lands on 2^31 exactly before the
+            // shift stops (fmul_hits_2_pow_31_exactly_at_one_hz).
+            (4_194_303_999, 0x80000000, 0x1FF, 9),
         ] {
             let s = fmuls32(hz, 1000);
             assert_eq!(s, shr, "HZ={hz}");
@@ -303,21 +308,44 @@ mod tests {
         }
     }
 
-    // Why fmuls32's `<` and its `s < 63` bound can be `<=` without a
-    // different answer (rust/policy/mutants-equivalent.txt): for every HZ
-    // up to 10^5 that reaches fmuls32 (neither a divisor nor a multiple of
-    // 1000: those take the other branches), fmul() steps over 2^31 without
-    // landing on it, and does so before s = 63. (HZ 125 would land on it,
-    // at s = 34, but takes the first branch.)
+    // fmuls32's two `<`, for every HZ a u32 holds, not a sample
+    // (rust/policy/mutants-equivalent.txt). The `s < 63` bound can be `<=`
+    // without a different answer: fmul(b, HZ, 1000) grows with HZ and b,
+    // and already fmul(41, 2, 1000) >= 2^31, so every HZ >= 2 stops by
+    // s = 41. The `fmul() < 2^31` test matters only where fmul() is 2^31
+    // exactly: ceil(2^b HZ / 1000) = 2^31 iff 1000 (2^31 - 1) < 2^b HZ <=
+    // 1000 2^31, a window of at most 1000 / 2^b + 1 integers HZ for each
+    // b, empty below b = 9 (HZ past u32::MAX), 58 in all, each checked
+    // here. All that land on 2^31 are
+    // divisors or multiples of 1000 (125 at b = 34, 2000 at b = 30, ...),
+    // which take the other branches, but for one: HZ 4194303999, at
+    // b = 9, where `<=` would go on to s = 10. The bc script stops at 9
+    // (timeconst_matches_the_kernels_bc_script pins it), so that `<` is
+    // not equivalent, and this test says it is the only HZ that tells.
     #[test]
-    fn fmul_never_hits_2_pow_31_exactly() {
-        for hz in (2..=100_000u64).filter(|hz| 1000 % hz != 0 && hz % 1000 != 0) {
-            let s = fmuls32(hz, 1000);
-            assert!(s < 63, "HZ={hz}: s={s}");
-            for b in 0..=s {
-                assert_ne!(fmul(b, hz, 1000), 1 << 31, "HZ={hz} b={b}");
+    fn fmul_hits_2_pow_31_exactly_at_one_hz() {
+        assert!(fmul(41, 2, 1000) >= 1 << 31);
+        let reaches_fmuls32 = |hz: u64| 1000 % hz != 0 && hz % 1000 != 0;
+        let (mut candidates, mut other_branches) = (0, 0);
+        let mut telling = Vec::new();
+        for b in 0..63u32 {
+            let lo = (1000 * ((1u64 << 31) - 1)) >> b;
+            let hi = (1000u64 << 31) >> b;
+            for hz in lo.max(2)..=hi.min(u64::from(u32::MAX)) {
+                candidates += 1;
+                if fmul(b, hz, 1000) == 1 << 31 {
+                    if reaches_fmuls32(hz) {
+                        telling.push((hz, b));
+                    } else {
+                        other_branches += 1;
+                    }
+                }
             }
         }
+        assert_eq!(candidates, 58);
+        assert!(other_branches >= 1 && fmul(34, 125, 1000) == 1 << 31);
+        assert_eq!(telling, [(4_194_303_999, 9)]);
+        assert_eq!(fmuls32(4_194_303_999, 1000), 9);
     }
 
     #[test]

@@ -387,6 +387,39 @@ mod tests {
         assert_eq!(reads.iter().sum::<u32>(), 7);
     }
 
+    // A stealer on the last element of its line starts the walk at the
+    // next line's first element: every line is read once (the start
+    // line's low part is empty), and its own line is not read twice. A
+    // walk from its own element (`e`, not `e + 1`) yields the same CPUs
+    // but reads that line twice, once for the stealer alone.
+    #[test]
+    fn reads_each_line_once_from_a_line_end() {
+        let words = sparse(0, 40, &[3, 13, 17, 30, 39]);
+        let c = Counting::new(words);
+        let llc = cpumask(40, 0..40);
+        let v: Vec<u32> = victims(&c, BPL, 0, &llc[..], &cpumask(40, [14, 15])[..], 15).collect();
+        assert_eq!(v, [17, 30, 39, 3, 13]);
+        let reads: Vec<u32> = c.reads.iter().map(|r| r.get()).collect();
+        // Line 1 (word 8): sibling 14's probe, then the walk's one read.
+        assert_eq!(reads[8], 2);
+        for line in [0usize, 2, 3, 4] {
+            assert_eq!(reads[line * 8], 1, "line {line}");
+        }
+        assert_eq!(reads.iter().sum::<u32>(), 6);
+    }
+
+    // The CPU after u32::MAX is 0, as the next CPU of a wrapped walk
+    // (for_each_cpu_wrap() starts at `start % nr_cpu_ids`): the siblings
+    // leg starts there, not at the top of the mask. A saturating "+ 1"
+    // would start it at bit 63 and try 63 before 5.
+    #[test]
+    fn stealer_at_u32_max_starts_the_siblings_at_0() {
+        let o = sparse(0, 64, &[5, 63]);
+        let llc = cpumask(64, 0..64);
+        let sib = cpumask(64, [5, 63]);
+        assert_eq!(order(&o, 0, &llc, &sib, u32::MAX), [5, 63]);
+    }
+
     // The shim steals while the walk is in flight: a victim's bit clears,
     // other CPUs set and clear theirs. No CPU comes twice, none outside
     // the LLC, never the stealer; a CPU whose bit was cleared before the
