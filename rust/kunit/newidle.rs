@@ -113,10 +113,12 @@ pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
     let mut s = step(500 * US, 0, 40 * US);
     s.newidle_backoff = true;
     s.consecutive_failures = failures;
+    // N = 100 / 5 = 20: 20 x 40 us > 500 us.
     check!(
         "backoff_recovers",
-        stop_at_domain(s),
-        "N = 20 does not stop the walk"
+        backoff_factor(failures) == 20 && stop_at_domain(s),
+        "N = {} at 100 failures does not stop the walk",
+        backoff_factor(failures)
     );
     // Within the first second nothing ages: 10 failures add 10.
     for i in 1..=10u64 {
@@ -135,10 +137,11 @@ pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
         account(&mut failures, &mut stamp, seconds(i), false);
     }
     s.consecutive_failures = failures;
+    // Halve, then add one: 110 -> 56, 29, 15, 8, 5, 3, 2, 2, 2, 2.
     check!(
         "backoff_recovers",
-        backoff_factor(failures) == 0 && !stop_at_domain(s) && stamp == seconds(10),
-        "after 10 seconds of one failure each: {} failures, stamp {}",
+        failures == 2 && stamp == seconds(10) && !stop_at_domain(s),
+        "after 10 seconds of one failure each: {} failures (expected 2), stamp {}",
         failures,
         stamp
     );
@@ -148,12 +151,14 @@ pub(super) extern "C" fn backoff_recovers(_test: *mut bindings::kunit) {
         account(&mut failures, &mut stamp, now, false);
     }
     s.consecutive_failures = failures;
+    // 2 + 100 = 102, N = 20: 20 x 40 us > 500 us, the walk stops.
     check!(
         "backoff_recovers",
-        stop_at_domain(s),
-        "a burst of 100 failures left {} (N = {}) and the walk goes on",
+        failures == 102 && stamp == seconds(10) && stop_at_domain(s),
+        "a burst of 100 failures left {} (expected 102, N = {}), stamp {}",
         failures,
-        backoff_factor(failures)
+        backoff_factor(failures),
+        stamp
     );
     // Any pull resets it, within the same jiffy.
     account(&mut failures, &mut stamp, now, true);

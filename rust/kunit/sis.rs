@@ -74,7 +74,11 @@ extern "C" fn smt4_mask(_args: *const bindings::sched_lb_sis_args, cpu: c_int) -
 }
 
 /// One scan: idle CPUs, allowed CPUs, target, SIS_PROP with its predicted
-/// idle time (avg_idle, ns), SIS_UTIL's nr (0: flag off), expected pick.
+/// idle time (avg_idle, ns), SIS_UTIL's nr (0: flag off), expected pick,
+/// the loops the scan reports (CPUs visited, the one that ran into the
+/// budget included; 0 where no scan runs) and the average scan cost the
+/// accounting then keeps after 800 ns spent from an average of 0 (a
+/// sample of 800 / loops ns, weighted 1/8, as RFC 01's update_avg()).
 struct Row {
     what: &'static str,
     idle: u8,
@@ -83,21 +87,28 @@ struct Row {
     prop_avg_idle_ns: Option<u64>,
     util_nr: u32,
     pick: c_int,
+    loops: u32,
+    avg_scan_cost_ns: u64,
 }
 
 #[rustfmt::skip]
 static ROWS: [Row; 9] = [
-    Row { what: "unlimited finds the idle CPU", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 6 },
+    // Visits 1..6: 800 / 6 = 133 ns a CPU, 133 / 8 = 16.
+    Row { what: "unlimited finds the idle CPU", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 6, loops: 6, avg_scan_cost_ns: 16 },
     // The target itself is idle: a scan that began at the target, not after it, would pick 4.
-    Row { what: "starts after the target and wraps", idle: 0x13, allowed: 0xff, target: 4, prop_avg_idle_ns: None, util_nr: 0, pick: 0 },
+    // Visits 5, 6, 7, 0.
+    Row { what: "starts after the target and wraps", idle: 0x13, allowed: 0xff, target: 4, prop_avg_idle_ns: None, util_nr: 0, pick: 0, loops: 4, avg_scan_cost_ns: 25 },
     // avg_idle under 512 ns predicts 0 (avg_idle / 512): SIS_PROP's floor, 2 cores = 4 CPUs.
-    Row { what: "SIS_PROP floor: 2 cores of SMT2", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: -1 },
-    Row { what: "SIS_PROP floor reaches CPU 4", idle: 0x10, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: 4 },
-    Row { what: "affinity excludes the idle CPUs", idle: 0xc0, allowed: 0x3f, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: -1 },
-    Row { what: "affinity allows one idle CPU", idle: 0xc0, allowed: 0x80, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 7 },
-    Row { what: "SIS_UTIL overloaded: no scan", idle: 0xff, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 1, pick: -1 },
-    Row { what: "SIS_UTIL nr 3 scans 2 CPUs", idle: 0x08, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 3, pick: -1 },
-    Row { what: "SIS_PROP and SIS_UTIL: the smaller wins", idle: 0x04, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(1 << 30), util_nr: 3, pick: 2 },
+    // Visits 1..4, and 5 runs into the budget.
+    Row { what: "SIS_PROP floor: 2 cores of SMT2", idle: 0x40, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: -1, loops: 5, avg_scan_cost_ns: 20 },
+    Row { what: "SIS_PROP floor reaches CPU 4", idle: 0x10, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(0), util_nr: 0, pick: 4, loops: 4, avg_scan_cost_ns: 25 },
+    // Visits 1..5 and the target 0 last, as for_each_cpu_wrap() does.
+    Row { what: "affinity excludes the idle CPUs", idle: 0xc0, allowed: 0x3f, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: -1, loops: 6, avg_scan_cost_ns: 16 },
+    Row { what: "affinity allows one idle CPU", idle: 0xc0, allowed: 0x80, target: 0, prop_avg_idle_ns: None, util_nr: 0, pick: 7, loops: 1, avg_scan_cost_ns: 100 },
+    Row { what: "SIS_UTIL overloaded: no scan", idle: 0xff, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 1, pick: -1, loops: 0, avg_scan_cost_ns: 0 },
+    // Visits 1 and 2, and 3 runs into the budget.
+    Row { what: "SIS_UTIL nr 3 scans 2 CPUs", idle: 0x08, allowed: 0xff, target: 0, prop_avg_idle_ns: None, util_nr: 3, pick: -1, loops: 3, avg_scan_cost_ns: 33 },
+    Row { what: "SIS_PROP and SIS_UTIL: the smaller wins", idle: 0x04, allowed: 0xff, target: 0, prop_avg_idle_ns: Some(1 << 30), util_nr: 3, pick: 2, loops: 2, avg_scan_cost_ns: 50 },
 ];
 
 fn args_for(
@@ -141,30 +152,26 @@ pub(super) extern "C" fn scan_rows(_test: *mut bindings::kunit) {
         let got = unsafe { select(&mut a) };
         check!(
             "sis_scan_rows",
-            got == r.pick,
-            "{}: picked {} (expected {})",
+            got == r.pick && a.loops == r.loops,
+            "{}: picked {} after {} loops (expected {} after {})",
             r.what,
             got,
-            r.pick
+            a.loops,
+            r.pick,
+            r.loops
         );
-        // The accounting sees the loops the scan reports.
+        // The accounting divides the time spent by the loops reported.
         a.scan_time_ns = 800;
-        let loops = a.loops;
         // SAFETY: as above.
         unsafe { account(&mut a) };
-        let want = if loops > 0 {
-            (800 / u64::from(loops)) / 8
-        } else {
-            0
-        };
         check!(
             "sis_scan_rows",
-            a.avg_scan_cost_ns == want,
+            a.avg_scan_cost_ns == r.avg_scan_cost_ns,
             "{}: avg_scan_cost {} after {} loops (expected {})",
             r.what,
             a.avg_scan_cost_ns,
-            loops,
-            want
+            a.loops,
+            r.avg_scan_cost_ns
         );
     }
 }
@@ -223,23 +230,24 @@ pub(super) extern "C" fn age_once_sequence(_test: *mut bindings::kunit) {
 }
 
 /// SIS_FOLD on SMT2 x 4 with an idle core hinted: `(idle CPUs, allowed,
-/// target, budget in cores via SIS_UTIL's nr (0: none), pick, idle core
-/// found)`.
+/// target, budget in cores via SIS_UTIL's nr (0: none), pick, whether the
+/// answer clears `has_idle_cores`)`. Every row scans cores, so the hint is
+/// cleared exactly where no fully idle core was found.
 #[rustfmt::skip]
 static FOLD_ROWS: [(u8, u8, u32, u32, c_int, bool); 6] = [
     // Core {6,7} fully idle: it wins even though core {2,3} has an idle thread.
-    (0xc4, 0xff, 0, 0, 6, true),
+    (0xc4, 0xff, 0, 0, 6, false),
     // No idle core: the first idle thread of the core with fewest busy.
-    (0x24, 0xff, 0, 0, 2, false),
+    (0x24, 0xff, 0, 0, 2, true),
     // From the target's core 4: core {4,5} has thread 5 idle, busy 1.
-    (0x24, 0xff, 4, 0, 5, false),
+    (0x24, 0xff, 4, 0, 5, true),
     // Budget of one core (SIS_UTIL nr 3 is 2 CPUs, one SMT2 core): core
     // {0,1} only, nothing idle there.
-    (0xc0, 0xff, 0, 3, -1, false),
+    (0xc0, 0xff, 0, 3, -1, true),
     // Affinity: core {6,7} idle but only 7 allowed: still a fully idle core.
-    (0xc0, 0x80, 0, 0, 7, true),
+    (0xc0, 0x80, 0, 0, 7, false),
     // Nothing allowed is idle: no pick, and the hint gets cleared.
-    (0xc0, 0x3f, 0, 0, -1, false),
+    (0xc0, 0x3f, 0, 0, -1, true),
 ];
 
 pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
@@ -248,7 +256,7 @@ pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
         check!("sis_fold_rows", false, "sis_select not set");
         return;
     };
-    for &(idle, allowed, target, util_nr, pick, found) in FOLD_ROWS.iter() {
+    for &(idle, allowed, target, util_nr, pick, clear) in FOLD_ROWS.iter() {
         let m = Machine::from_bits(idle);
         let cpus = [u64::from(allowed)];
         let cores = [0x55u64];
@@ -260,8 +268,6 @@ pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
         a.sis_util = util_nr != 0;
         // SAFETY: `a` and everything it points to live across the call.
         let got = unsafe { select(&mut a) };
-        // Every row scans cores: the hint is cleared unless one was idle.
-        let clear = !found;
         check!(
             "sis_fold_rows",
             got == pick && a.clear_idle_cores == clear,
@@ -278,19 +284,21 @@ pub(super) extern "C" fn fold_rows(_test: *mut bindings::kunit) {
 }
 
 /// SIS_FOLD on SMT4 x 2 and on 8 cores without SMT: `(topology, idle CPUs,
-/// allowed, pick, idle core found)`, target 0, no budget.
+/// allowed, pick, whether the answer clears `has_idle_cores`)`, target 0,
+/// no budget. Without SMT (smt_weight 1) the fold does not run: the plain
+/// scan from the target leaves the hint alone, idle CPU or not.
 #[rustfmt::skip]
 static TOPO_ROWS: [(&str, u8, u8, c_int, bool); 5] = [
     // SMT4: core {0..3} has 3 busy, core {4..7} 2 busy: the latter's first idle thread.
-    ("smt4", 0x68, 0xff, 5, false),
+    ("smt4", 0x68, 0xff, 5, true),
     // SMT4: core {4..7} fully idle.
-    ("smt4", 0xf8, 0xff, 4, true),
+    ("smt4", 0xf8, 0xff, 4, false),
     // SMT4 with affinity excluding core {4..7}: thread 3 of the busier core.
-    ("smt4", 0xf8, 0x0f, 3, false),
+    ("smt4", 0xf8, 0x0f, 3, true),
     // No SMT: every CPU a core, the fold is the plain scan from the target.
-    ("nosmt", 0x30, 0xff, 4, true),
+    ("nosmt", 0x30, 0xff, 4, false),
     // Affinity without CPU 4: the next idle one.
-    ("nosmt", 0x30, 0xef, 5, true),
+    ("nosmt", 0x30, 0xef, 5, false),
 ];
 
 pub(super) extern "C" fn topology_rows(_test: *mut bindings::kunit) {
@@ -299,7 +307,7 @@ pub(super) extern "C" fn topology_rows(_test: *mut bindings::kunit) {
         check!("sis_topology_rows", false, "sis_select not set");
         return;
     };
-    for &(topo, idle, allowed, pick, found) in TOPO_ROWS.iter() {
+    for &(topo, idle, allowed, pick, clear) in TOPO_ROWS.iter() {
         let m = Machine::from_bits(idle);
         let cpus = [u64::from(allowed)];
         let (cores, smt, mask): ([u64; 1], u32, SmtMaskFn) = if topo == "smt4" {
@@ -315,9 +323,6 @@ pub(super) extern "C" fn topology_rows(_test: *mut bindings::kunit) {
         a.target = 0;
         // SAFETY: `a` and everything it points to live across the call.
         let got = unsafe { select(&mut a) };
-        // Without SMT the fold does not run (smt_weight 1): the plain scan
-        // starts after the target and leaves the hint alone.
-        let clear = smt > 1 && !found;
         check!(
             "sis_topology_rows",
             got == pick && a.clear_idle_cores == clear,
