@@ -238,11 +238,11 @@ suite!(
 /// `scripts/test.sh` counts as this file's registered cases.
 #[cfg(slb_kunit_selftest)]
 mod selftest {
-    use super::{check, kunit_case, kunit_case_null};
+    use super::{kunit_case, kunit_case_null};
     use kernel::bindings;
 
     /// A true check: the case must pass.
-    unsafe extern "C" fn check_true_passes(_test: *mut bindings::kunit) {
+    extern "C" fn check_true_passes(_test: *mut bindings::kunit) {
         let two = core::hint::black_box(2u32);
         check!(
             "selftest",
@@ -253,7 +253,7 @@ mod selftest {
     }
 
     /// A false check: the case must be reported failed.
-    unsafe extern "C" fn check_false_fails(_test: *mut bindings::kunit) {
+    extern "C" fn check_false_fails(_test: *mut bindings::kunit) {
         let two = core::hint::black_box(2u32);
         check!(
             "selftest",
