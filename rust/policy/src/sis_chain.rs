@@ -375,6 +375,19 @@ mod tests {
         assert_eq!(select(&llc, &i).scan.cpu, Some(6));
     }
 
+    // The CPU after target u32::MAX is 0, as `target + 1` in an unsigned
+    // int is: a saturating "+ 1" would start the scan at u32::MAX % 8 = 7
+    // and pick 7 before 0.
+    #[test]
+    fn target_at_u32_max_scans_from_0() {
+        let llc = Llc::new(8, 1, &[1, 2, 3, 4, 5, 6]);
+        let mut i = input(8, 1);
+        i.target = u32::MAX;
+        let a = select(&llc, &i);
+        assert_eq!(a.scan.cpu, Some(0));
+        assert_eq!(a.scan.loops, 1);
+    }
+
     // Fold needs the flag, the hint, SMT and sibling masks; any of them
     // missing gives the CPU scan.
     #[test]
