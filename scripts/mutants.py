@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -97,12 +98,18 @@ def cargo_test(workdir, target, log):
                            stdout=log, stderr=subprocess.STDOUT)
     if build.returncode != 0:
         return "unviable"
+    # Its own process group, killed whole on a timeout: killing cargo alone
+    # left the test binary of a looping mutant running, and each such
+    # orphan took a core from every later mutant (and timed more out).
+    run = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log,
+                           stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        run = subprocess.run(cmd, cwd=workdir, env=env, stdout=log,
-                             stderr=subprocess.STDOUT, timeout=300)
+        rc = run.wait(timeout=300)
     except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
         return "timeout"
-    return "missed" if run.returncode == 0 else "caught"
+    return "missed" if rc == 0 else "caught"
 
 
 def cmd_hand(out):
