@@ -132,6 +132,20 @@ if n == 0:
     sys.exit("slb_check_sites: no sched_lb_reject() site found")
 PY
 }
+# The KUnit cases the sources register: the ("name", fn) pairs of the Rust
+# suites in rust/kunit.rs (a pair rustfmt wraps starts a line with the
+# name) and the C suite's KUNIT_CASE()s. `mod selftest` is left out: it is
+# built only for the self-test boot, and its check!("selftest", ...) lines
+# look like pairs. ROOT defaults to this checkout.
+slb_kunit_cases() {
+	local root=${1:-$SLB_ROOT} rs c
+	rs=$(awk '/^mod selftest \{/ { skip = 1 }
+		!skip && /^[ \t]*\(?"[a-z0-9_]+",/ { n++ }
+		skip && /^\}/ { skip = 0 }
+		END { print n + 0 }' "$root/rust/kunit.rs") || return 1
+	c=$(cat "$root"/kunit/*.c | grep -c 'KUNIT_CASE(') || [ "$c" = 0 ] || return 1
+	echo $((rs + c))
+}
 slb_hook_switches() { sed -n 's/^ *[a-z_]* => slb_no_hook_\([a-z_]*\),.*/\1/p' "$SLB_ROOT/rust/hooks.rs" | awk '!seen[$0]++'; }
 
 # module_variant DEST NAME KNOB=VALUE...: builds sched_lb_rs.ko with these

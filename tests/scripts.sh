@@ -120,6 +120,36 @@ expect_fail "check sites: none found" "no sched_lb_reject\(\) site found" \
 expect_fail "check sites: no source" "no kernel/sched/fair.c under" \
 	bash -c '. "$1/scripts/lib.sh"; SLB_SRC=$2 slb_check_sites' - "$root" "$tmp/nowhere"
 
+# The KUnit inventory counts each registered case once, wrapped or not, and
+# not the self-test module's check!("selftest", ...) lines.
+mkdir -p "$tmp/inv/rust" "$tmp/inv/kunit"
+cat > "$tmp/inv/rust/kunit.rs" <<'RS'
+suite!(
+    sched_lb_rs_x,
+    X_CASES,
+    [
+        ("one", x::one),
+        (
+            "two_wrapped_by_rustfmt",
+            x::two
+        ),
+    ]
+);
+#[cfg(slb_kunit_selftest)]
+mod selftest {
+    extern "C" fn t(_test: *mut bindings::kunit) {
+        check!(
+            "selftest",
+            false,
+            "no"
+        );
+    }
+    suite!(sched_lb_rs_selftest, C, [("check_true_passes", t), ("check_false_fails", t)]);
+}
+RS
+printf 'KUNIT_CASE(a),\nKUNIT_CASE(b),\n' > "$tmp/inv/kunit/c_test.c"
+expect_pass "kunit inventory: pairs and KUNIT_CASE()s, no self-test" '^4$' \
+	bash -c '. "$1/scripts/lib.sh"; slb_kunit_cases "$2"' - "$root" "$tmp/inv"
 # The host's verdict on a guest that finished: its plan's steps each need
 # "SLB: verdict STEP ok", and a FAIL line, a failed KUnit case in any
 # reload's KTAP, or a missing "SLB: done" fails the run too.
