@@ -3,7 +3,8 @@
 #
 # Regenerates patches/ from a kernel tree whose commits since the baseline
 # tag (sched-lb-base) are the series: git format-patch, the series file,
-# and the cover letter filled from patches/cover-letter.in.
+# and the cover letter filled from patches/cover-letter.in. The series is
+# posted as [RFC PATCH]: it is a research tool, not a merge proposal.
 #   export-series.sh [TREE]      (default: the project's kernel tree)
 # To change a patch: edit and commit (or rebase) in the tree, then run this.
 set -euo pipefail
@@ -16,7 +17,7 @@ n=$(git -C "$tree" rev-list --count sched-lb-base..HEAD)
 [ "$n" -gt 0 ] || die "$tree has no commits on top of sched-lb-base"
 
 rm -f "$SLB_ROOT"/patches/[0-9][0-9][0-9][0-9]-*.patch
-git -C "$tree" format-patch -q --zero-commit --cover-letter --no-signature -o "$SLB_ROOT/patches" sched-lb-base..HEAD
+git -C "$tree" format-patch -q --zero-commit --cover-letter --no-signature --subject-prefix="RFC PATCH" -o "$SLB_ROOT/patches" sched-lb-base..HEAD
 {
 	echo "# Patch series for Debian linux-source-6.12, applied in this order with git am."
 	echo "# 0000-cover-letter.patch is the cover letter and is not applied."
