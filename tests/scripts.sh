@@ -150,6 +150,7 @@ RS
 printf 'KUNIT_CASE(a),\nKUNIT_CASE(b),\n' > "$tmp/inv/kunit/c_test.c"
 expect_pass "kunit inventory: pairs and KUNIT_CASE()s, no self-test" '^4$' \
 	bash -c '. "$1/scripts/lib.sh"; slb_kunit_cases "$2"' - "$root" "$tmp/inv"
+
 # The host's verdict on a guest that finished: its plan's steps each need
 # "SLB: verdict STEP ok", and a FAIL line, a failed KUnit case in any
 # reload's KTAP, or a missing "SLB: done" fails the run too.
