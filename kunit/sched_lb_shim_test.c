@@ -329,12 +329,13 @@ static void idle_cpus_below_stock_refused(struct kunit *test)
 
 /*
  * Passes through each hook's call site in site_cost, as the load balancer
- * reaches it: scripts/site-cost.sh raises it to time the sites.
+ * reaches it; the kernel takes 1 to 65536 (the passes run with interrupts
+ * off).
  */
 static unsigned int site_cost_passes = 1000;
 module_param(site_cost_passes, uint, 0444);
 MODULE_PARM_DESC(site_cost_passes,
-		 "passes through each hook's call site in the site_cost KUnit case");
+		 "passes through each hook's call site in the site_cost KUnit case (1 to 65536)");
 
 /*
  * Each hook's real call site in fair.c, through the registered table's
@@ -376,6 +377,12 @@ static void site_cost(struct kunit *test)
 						      &answer), -ENOENT);
 	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("no_such_hook", false, n,
 						      &stock, &answer), -ENOENT);
+	/* The kernel bounds the passes it runs with interrupts off. */
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("none", false, 0, &stock,
+						      &answer), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("detach_skip", false,
+						      65537, &stock, &answer),
+			-EINVAL);
 }
 
 static struct kunit_case sched_lb_shim_cases[] = {

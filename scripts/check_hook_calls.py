@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Checks that every lb_hooks call site is a direct call (issue 16).
 
-Patch 0017 makes each hook a static call: the call site in fair.o is a
+Each hook's patch makes it a static call: the call site in fair.o is a
 `call __SCT__sched_lb_<hook>`, which the kernel patches into a direct call
 to the registered callback. This reads the disassembly of the object with
 its relocations and fails when
@@ -31,6 +31,9 @@ SCT = re.compile(r"__SCT__sched_lb_(\w+)")
 INDIRECT = re.compile(
     r"\b(call|jmp)q?\s+\*|__x86_indirect_(thunk|call_thunk|jump_thunk)_")
 FUNC = re.compile(r"^[0-9a-f]+ <(.+)>:$")
+RELOC = re.compile(r"^[0-9a-f]+: R_\w+\s")
+# A call, or a jump (a tail call, conditional or not), to what follows.
+BRANCH = re.compile(r"^[0-9a-f]+:\s+(call|j[a-z]+)q?\s")
 
 
 def run(*cmd):
@@ -66,6 +69,23 @@ def functions(obj):
     return funcs
 
 
+def hook_sites(lines):
+    """The hooks that @lines call or jump to through their static call.
+
+    Only a relocation of a call or jump is a site: sched_lb_set_calls()
+    also names each trampoline, to repoint it, and that is no call.
+    """
+    sites, insn = [], None
+    for line in lines:
+        if RELOC.match(line):
+            m = SCT.search(line)
+            if m and insn is not None and BRANCH.match(insn):
+                sites.append(m.group(1))
+        else:
+            insn = line
+    return sites
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--list", required=True, help="kernel/sched/lb_hooks_list.h")
@@ -80,7 +100,7 @@ def main():
     for fn, lines in functions(a.obj).items():
         if fn.startswith("__SCT__"):
             continue
-        sites = [SCT.search(l).group(1) for l in lines if SCT.search(l)]
+        sites = hook_sites(lines)
         every.update(sites)
         if not sites or fn.startswith("sched_lb_test_"):
             continue

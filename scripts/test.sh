@@ -55,7 +55,7 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-# Every hook call site in fair.o is a direct static call (patch 0017): no
+# Every hook call site in fair.o is a direct static call (each hook's patch): no
 # indirect call or retpoline thunk in a function that calls a hook, and
 # every site registered for inline patching. objtool writes the sites into
 # vmlinux.o when it runs at link time (X86_KERNEL_IBT), else into fair.o.

@@ -527,7 +527,8 @@ expect_fail "mutants check of an unfinished run" "0 of the 1 mutants found were 
 
 # The hook call sites (scripts/check_hook_calls.py, run by make test on
 # fair.o): a function that calls a hook's static call and also makes an
-# indirect call fails, so does a hook with no site; direct calls pass.
+# indirect call fails, so does a hook with no site; direct calls pass, and
+# a function that only takes a trampoline's address adds no site.
 printf 'SCHED_LB_HOOK(steal)\nSCHED_LB_HOOK(sis_select)\n' > "$tmp/hooks.h"
 cat > "$tmp/sites.c" <<'C'
 extern int __SCT__sched_lb_steal(int);
@@ -541,6 +542,8 @@ int sis_site(int x) { return __SCT__sched_lb_sis_select(x) + 2; }
 #endif
 /* KUnit entry points may ask a table through a pointer. */
 int sched_lb_test_steal(int x) { return other ? other(x) : __SCT__sched_lb_steal(x); }
+/* Repointing a static call names its trampoline without calling it. */
+void *sched_lb_set_calls(void) { return (void *)__SCT__sched_lb_steal; }
 C
 if gcc -O2 -c -o "$tmp/direct.o" "$tmp/sites.c" && gcc -O2 -DINDIRECT -c -o "$tmp/indirect.o" "$tmp/sites.c"; then
 	expect_pass "hook sites: direct static calls" "2 call sites of 2 hooks, all direct" \
