@@ -17,6 +17,9 @@
 #include <linux/moduleparam.h>
 #include <linux/sched/lb_hooks.h>
 
+/* kernel/sched/, on the include path of this file only (Kbuild). */
+#include "lb_hooks_test.h"
+
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 /* rust/hooks.rs */
@@ -69,13 +72,28 @@ static void register_rejects_abi_mismatch(struct kunit *test)
 	struct sched_lb_ops bad = {
 		.abi_version = SCHED_LB_HOOKS_ABI_VERSION + 1,
 		.size = sizeof(bad),
+		.args_size = SCHED_LB_ARGS_SIZES,
 		.name = "kunit-bad-version",
 	};
+	int i;
 
 	KUNIT_EXPECT_EQ(test, sched_lb_ops_register(&bad), -EINVAL);
 	bad.abi_version = SCHED_LB_HOOKS_ABI_VERSION;
 	bad.size = sizeof(bad) - 1;
 	KUNIT_EXPECT_EQ(test, sched_lb_ops_register(&bad), -EINVAL);
+	bad.size = sizeof(bad);
+	/*
+	 * Each argument struct's size is checked on its own: a module built
+	 * against a header where one struct had another layout is refused
+	 * even with the right version and table size. (The table with every
+	 * size right gets -EBUSY below, not -EINVAL.)
+	 */
+	for (i = 0; i < SCHED_LB_NR_ARGS; i++) {
+		bad.args_size[i] += 8;
+		KUNIT_EXPECT_EQ_MSG(test, sched_lb_ops_register(&bad), -EINVAL,
+				    "argument struct %d", i);
+		bad.args_size[i] -= 8;
+	}
 	KUNIT_EXPECT_EQ(test, sched_lb_ops_register(NULL), -EINVAL);
 }
 
@@ -84,6 +102,7 @@ static void register_refuses_second_table(struct kunit *test)
 	static const struct sched_lb_ops other = {
 		.abi_version = SCHED_LB_HOOKS_ABI_VERSION,
 		.size = sizeof(other),
+		.args_size = SCHED_LB_ARGS_SIZES,
 		.name = "kunit-second",
 	};
 	int ret = sched_lb_ops_register(&other);
@@ -117,6 +136,7 @@ static u64 interval_five(const struct sched_lb_interval_args *args)
 #define TABLE(fn, member) {					\
 	.abi_version = SCHED_LB_HOOKS_ABI_VERSION,		\
 	.size = sizeof(struct sched_lb_ops),			\
+	.args_size = SCHED_LB_ARGS_SIZES,			\
 	.name = "kunit-" #fn,					\
 	.member = fn,						\
 }
@@ -126,6 +146,7 @@ static void interval_out_of_range_refused(struct kunit *test)
 	static const struct sched_lb_ops none = {
 		.abi_version = SCHED_LB_HOOKS_ABI_VERSION,
 		.size = sizeof(none),
+		.args_size = SCHED_LB_ARGS_SIZES,
 		.name = "kunit-stock",
 	};
 	static const struct sched_lb_ops zero = TABLE(interval_zero, balance_interval);
@@ -135,7 +156,6 @@ static void interval_out_of_range_refused(struct kunit *test)
 		.balance_interval_ms = 8,
 		.busy_factor = 16,
 		.max_interval_jiffies = 100,
-		.hz = HZ,
 		.cpu_busy = true,
 		.busy_dec = true,
 	};

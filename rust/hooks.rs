@@ -36,7 +36,7 @@ use kernel::bindings;
 use kernel::error::to_result;
 use kernel::prelude::*;
 
-use crate::policy::balance_interval::{self, IntervalInput};
+use crate::policy::balance_interval;
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
 use crate::policy::newidle_streak::{self, Streak};
 use crate::policy::newidle_walk::{self, WalkStep};
@@ -91,6 +91,34 @@ macro_rules! c_name {
     };
 }
 
+/// Each argument struct's size as this module sees it, in `enum
+/// sched_lb_args` order. The kernel refuses a table whose sizes differ
+/// from its own, so a module built against another layout of one of them
+/// never runs, whatever the ABI version says.
+const ARGS_SIZE: [u32; bindings::sched_lb_args_SCHED_LB_NR_ARGS as usize] = {
+    use bindings::*;
+    use core::mem::size_of;
+    let mut s = [0u32; sched_lb_args_SCHED_LB_NR_ARGS as usize];
+    s[sched_lb_args_SCHED_LB_ARGS_IDLE_CPUS as usize] = size_of::<sched_lb_idle_cpus_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_DETACH as usize] = size_of::<sched_lb_detach_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_AVG_LOAD as usize] = size_of::<sched_lb_avg_load_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_INTERVAL as usize] = size_of::<sched_lb_interval_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_NEWIDLE as usize] = size_of::<sched_lb_newidle_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_STREAK as usize] = size_of::<sched_lb_streak_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_SIS as usize] = size_of::<sched_lb_sis_args>() as u32;
+    s[sched_lb_args_SCHED_LB_ARGS_STEAL as usize] = size_of::<sched_lb_steal_args>() as u32;
+    // A struct the kernel added to the enum but not here fails the build.
+    let mut i = 0;
+    while i < s.len() {
+        assert!(
+            s[i] != 0,
+            "an argument struct of enum sched_lb_args has no size here"
+        );
+        i += 1;
+    }
+    s
+};
+
 /// The hook table: from one line per callback of `struct sched_lb_ops`
 /// come the ops table this module registers, each hook's counters and
 /// their debugfs files. Each line names the callback (as its field), the
@@ -122,6 +150,7 @@ macro_rules! hook_table {
             // The C side checks this against its own sizeof(): a module
             // built against another layout is refused at registration.
             size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+            args_size: ARGS_SIZE,
             name: c"sched_lb_rs".as_ptr().cast(),
             $($hook: unless_left_out!($switch, $hook),)+
         });
@@ -131,11 +160,12 @@ macro_rules! hook_table {
         /// in the instance that counts nothing, so the statistics show the
         /// scheduler's calls only, and no production call has to ask
         /// whether a test is running.
-        #[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
+        #[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
         #[no_mangle]
         static sched_lb_rs_kunit_ops: OpsTable = OpsTable(bindings::sched_lb_ops {
             abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
             size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+            args_size: ARGS_SIZE,
             name: c"sched_lb_rs-kunit".as_ptr().cast(),
             $($hook: Some($hook::<false>),)+
         });
@@ -180,7 +210,7 @@ hook_table! {
 }
 
 /// The table the KUnit suites ask (see `hook_table!`).
-#[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
+#[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
 pub(crate) fn kunit_ops() -> &'static bindings::sched_lb_ops {
     &sched_lb_rs_kunit_ops.0
 }
@@ -558,26 +588,17 @@ pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
     // SAFETY: as for `idle_cpus_balanced()`.
     let a = unsafe { args.read() };
     INTERVAL.record::<COUNT>(a.cpu_busy, &[(flag!(LB_BUSY_INTERVAL_DEC), a.busy_dec)]);
-    // The kernel this module was built against has CONFIG_HZ; its HZ
-    // constants are then folded in, as in the C. Any other HZ (which only
-    // a test could pass) takes the generic form.
-    if a.hz == bindings::CONFIG_HZ {
-        return balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
-            a.balance_interval_ms,
-            a.busy_factor,
-            a.cpu_busy,
-            a.max_interval_jiffies,
-            a.busy_dec,
-        );
-    }
-    balance_interval::sd_balance_interval_jiffies(IntervalInput {
-        balance_interval_ms: a.balance_interval_ms,
-        busy_factor: a.busy_factor,
-        cpu_busy: a.cpu_busy,
-        max_interval_jiffies: a.max_interval_jiffies,
-        hz: a.hz,
-        busy_dec: a.busy_dec,
-    })
+    // Milliseconds to jiffies at the HZ of the kernel this module was built
+    // against (its vermagic ties the two), with that HZ's constants folded
+    // in, as in the C. Not `bindings::HZ`: bindgen gives the uapi USER_HZ
+    // (100) for that name.
+    balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
+        a.balance_interval_ms,
+        a.busy_factor,
+        a.cpu_busy,
+        a.max_interval_jiffies,
+        a.busy_dec,
+    )
 }
 
 /// Low (2013) and Jain (2018), see `policy::newidle_walk`: where the
@@ -943,13 +964,14 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
     };
     let result = steal_chain::steal(
         &StealArgs {
-            enabled: a.enabled,
+            // The shim asks only with sched_feat(STEAL) on.
+            enabled: true,
             numa_nodes: a.numa_nodes,
             nr_runnable: a.nr_runnable,
             avg_idle_ns: a.avg_idle_ns,
             avg_steal_cost_ns: a.avg_steal_cost_ns,
             this_cpu: a.this_cpu,
-            bits_per_line: a.bits_per_line,
+            bits_per_line: bindings::SCHED_LB_STEAL_BITS_PER_LINE,
             overloaded_base: a.overloaded_base,
         },
         masks.overloaded(),
@@ -965,7 +987,7 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
             }
         },
     );
-    STEAL.record::<COUNT>(result.tried, &[(flag!(STEAL), a.enabled)]);
+    STEAL.record::<COUNT>(result.tried, &[(flag!(STEAL), true)]);
     if let (true, Some(counts)) = (COUNT, Counts::get()) {
         counts.add(&STEAL_ATTEMPTS, u64::from(result.attempts));
         counts.add(&STEAL_STOLEN, u64::from(result.from.is_some()));

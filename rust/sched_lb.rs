@@ -9,7 +9,7 @@
 //! Unloading disables the hooks and waits for RCU before the text goes.
 //!
 //! Built out of tree with the top-level `Kbuild` against a kernel carrying
-//! the series (`CONFIG_SCHED_LB_HOOKS=y`). With `CONFIG_KUNIT` the module
+//! the series (`CONFIG_SCHED_LB_HOOKS=y`). With `CONFIG_SCHED_LB_HOOKS_KUNIT` the module
 //! also carries the KUnit suites, which run when it is loaded (unless
 //! built with `SLB_KUNIT=n`, as `make bench-hooks` does).
 
@@ -21,7 +21,7 @@ use kernel::prelude::*;
 mod hooks;
 #[cfg(slb_hostile)]
 mod hostile;
-#[cfg(all(CONFIG_KUNIT, not(slb_no_kunit)))]
+#[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
 mod kunit;
 
 /// The pure rules: the `rust/policy` crate that `cargo test` checks and the

@@ -23,12 +23,19 @@ git -C "$tree" format-patch -q --zero-commit --cover-letter --no-signature --sub
 	echo "# 0000-cover-letter.patch is the cover letter and is not applied."
 	(cd "$SLB_ROOT/patches" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-')
 } > "$SLB_ROOT/patches/series"
-python3 - "$SLB_ROOT/patches/0000-cover-letter.patch" "$SLB_ROOT/patches/cover-letter.in" <<'PY'
-import sys
+# The results section comes from the bench run Documentation/results.rst
+# reports, never typed in.
+results=$(python3 "$SLB_ROOT/scripts/cover_results.py" "$SLB_ROOT/Documentation/results/bench.json") ||
+	die "scripts/cover_results.py could not summarise Documentation/results/bench.json"
+RESULTS=$results python3 - "$SLB_ROOT/patches/0000-cover-letter.patch" "$SLB_ROOT/patches/cover-letter.in" <<'PY'
+import os, sys
 cover, tmpl = sys.argv[1], sys.argv[2]
 lines = open(tmpl).read().splitlines()
 subject = lines[0].removeprefix('SUBJECT: ')
 blurb = '\n'.join(lines[1:]).strip('\n')
+if blurb.count('@RESULTS@') != 1:
+    sys.exit(f"{tmpl}: needs exactly one @RESULTS@ line")
+blurb = blurb.replace('@RESULTS@', os.environ['RESULTS'])
 s = open(cover).read()
 s = s.replace('*** SUBJECT HERE ***', subject).replace('*** BLURB HERE ***', blurb)
 open(cover, 'w').write(s)

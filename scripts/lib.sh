@@ -87,7 +87,7 @@ kmake() {
 # make check-series HOOKS=n, which build in minutes without them.
 slb_fragment_norust() {
 	grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" |
-		grep -vE '^CONFIG_(RUST|RUST_OVERFLOW_CHECKS|KUNIT|KUNIT_DEBUGFS)='
+		grep -vE '^CONFIG_(RUST|RUST_OVERFLOW_CHECKS|KUNIT|KUNIT_DEBUGFS|SCHED_LB_HOOKS_KUNIT)='
 }
 
 # kmake_module SRC LOG KNOB=VALUE...: builds the module in SRC against

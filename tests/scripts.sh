@@ -310,6 +310,31 @@ expect_pass "bench report: intervals that exclude 1.0, against chance" \
 	"^2 of 3 comparisons have a 95% interval that excludes 1\.0 \(about 0\.[12] would by chance alone\); of the main metrics, 1 of 1" \
 	bench_summary
 
+# The cover letter's results (scripts/cover_results.py, which
+# export-series.sh puts in): from Documentation/results/bench.json, every
+# verdict row of generated.rst, which the same bench run wrote, with the
+# same ratio, interval and verdict; and a file that is no bench document
+# is refused.
+cover_vs_generated() {
+	python3 "$root/scripts/cover_results.py" "$root/Documentation/results/bench.json" > "$tmp/cover.txt" &&
+	python3 - "$root/Documentation/results/generated.rst" "$tmp/cover.txt" <<'PY'
+import re, sys
+gen = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"   (\w+), (\w+), [^,]+, \w+, ([\d.]+|-), ([\d.]+-[\d.]+|-), ([^,]+), ", line)
+    if m:
+        gen[(m.group(1), m.group(2))] = m.group(3, 4, 5)
+cover = {tuple(l.split()[:2]): l for l in open(sys.argv[2]) if l.startswith("  ")}
+bad = [k for k, v in gen.items() if k not in cover or any(x not in cover[k] for x in v)]
+print(f"{len(gen)} verdict rows, {len(gen) - len(bad)} in the cover", *bad)
+PY
+}
+expect_pass "cover results: every verdict of generated.rst, from bench.json" \
+	"^([1-9][0-9]*) verdict rows, \1 in the cover$" cover_vs_generated
+echo '{"format": "something else"}' > "$tmp/not-bench.json"
+expect_fail "cover results: not a bench document" "not a sched-lb-rs bench document" \
+	python3 "$root/scripts/cover_results.py" "$tmp/not-bench.json"
+
 # make bench's verdicts (scripts/bench_report.py): an interval that
 # excludes 1.0 is an effect, one that includes it says how large an effect
 # the runs could have seen, and too few runs give no verdict.

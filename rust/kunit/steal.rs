@@ -102,7 +102,6 @@ struct Call<'a> {
     nr_runnable: u32,
     avg_idle_ns: u64,
     avg_steal_cost_ns: u64,
-    enabled: bool,
 }
 
 impl<'a> Call<'a> {
@@ -117,7 +116,6 @@ impl<'a> Call<'a> {
             nr_runnable: 0,
             avg_idle_ns: 500_000,
             avg_steal_cost_ns: 2_000,
-            enabled: true,
         }
     }
 
@@ -135,14 +133,12 @@ impl<'a> Call<'a> {
             avg_steal_cost_ns: self.avg_steal_cost_ns,
             overloaded_words: WORDS as u32,
             overloaded_base: self.base,
-            bits_per_line: PER,
             nbits: 64,
             this_cpu: self.this_cpu,
             numa_nodes: self.numa_nodes,
             nr_runnable: self.nr_runnable,
             attempts: 0,
             tried: false,
-            enabled: self.enabled,
         };
         let steal = crate::hooks::kunit_ops().steal;
         // SAFETY: the callback this module registers, on a struct whose
@@ -253,19 +249,17 @@ struct DecisionRow {
     nr_runnable: u32,
     avg_idle_ns: u64,
     avg_steal_cost_ns: u64,
-    enabled: bool,
     steal: bool,
 }
 
 #[rustfmt::skip]
-static DECISION_ROWS: [DecisionRow; 7] = [
-    DecisionRow { what: "idle, one node, idle covers cost", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, enabled: true, steal: true },
-    DecisionRow { what: "2 nodes: still allowed", numa_nodes: 2, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, enabled: true, steal: true },
-    DecisionRow { what: "8 nodes: Sistare's regression case", numa_nodes: 8, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, enabled: true, steal: false },
-    DecisionRow { what: "a runnable task here", numa_nodes: 1, nr_runnable: 1, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, enabled: true, steal: false },
-    DecisionRow { what: "idle shorter than a steal", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 1_999, avg_steal_cost_ns: 2_000, enabled: true, steal: false },
-    DecisionRow { what: "idle equal to a steal", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 2_000, avg_steal_cost_ns: 2_000, enabled: true, steal: true },
-    DecisionRow { what: "flag off", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, enabled: false, steal: false },
+static DECISION_ROWS: [DecisionRow; 6] = [
+    DecisionRow { what: "idle, one node, idle covers cost", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, steal: true },
+    DecisionRow { what: "2 nodes: still allowed", numa_nodes: 2, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, steal: true },
+    DecisionRow { what: "8 nodes: Sistare's regression case", numa_nodes: 8, nr_runnable: 0, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, steal: false },
+    DecisionRow { what: "a runnable task here", numa_nodes: 1, nr_runnable: 1, avg_idle_ns: 500_000, avg_steal_cost_ns: 2_000, steal: false },
+    DecisionRow { what: "idle shorter than a steal", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 1_999, avg_steal_cost_ns: 2_000, steal: false },
+    DecisionRow { what: "idle equal to a steal", numa_nodes: 1, nr_runnable: 0, avg_idle_ns: 2_000, avg_steal_cost_ns: 2_000, steal: true },
 ];
 
 /// Each decision row through the callback; a CPU that does not steal asks
@@ -278,7 +272,6 @@ pub(crate) extern "C" fn decision(_test: *mut bindings::kunit) {
         call.nr_runnable = row.nr_runnable;
         call.avg_idle_ns = row.avg_idle_ns;
         call.avg_steal_cost_ns = row.avg_steal_cost_ns;
-        call.enabled = row.enabled;
         let mut rec = Recorder::new(Some(5), None);
         let (ret, args) = call.run(&mut rec);
         let want_ret = if row.steal { 5 } else { -1 };

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Checks /sys/kernel/debug/sched/lb_llc (patches 0010 and 0016: one line per
+# Checks /sys/kernel/debug/sched/lb_llc (patches 0011 and 0017: one line per
 # LLC, "<span> cores <cores> smt_weight <n> overloaded <cpus|->", or
 # "<span> none") against the topology the kernel has attached now. The
 # guest's stress step runs it after every CPU hotplug and cpuset partition

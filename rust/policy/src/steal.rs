@@ -15,7 +15,7 @@
 //!
 //! This file holds the pure decisions: when the mask changes, whether to
 //! steal at all, and in which order victims are tried. The kernel shim
-//! (patch 0014) keeps one sparsemask per LLC (see `sparsemask.rs`: element
+//! (patch 0015) keeps one sparsemask per LLC (see `sparsemask.rs`: element
 //! `e` is CPU `base + e`, `base` the LLC's lowest CPU), reads it only
 //! through atomics (`words.rs`), and moves the task under the runqueue
 //! locks, one victim at a time, when [`steal_first`] asks it to, while

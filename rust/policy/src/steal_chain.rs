@@ -3,7 +3,7 @@
 //! One STEAL attempt, as the kernel's `steal` hook and the simulator both
 //! run it: Steve Sistare's "steal one task before idle balancing" (his
 //! reply to "[RFC 00/11] select_idle_sibling rework", 2018), wired in by
-//! patch 0015 just before `pick_next_task_fair()` goes newidle balancing.
+//! patch 0016 just before `pick_next_task_fair()` goes newidle balancing.
 //!
 //! ```text
 //!   pick_next_task_fair()  nothing to run
