@@ -33,12 +33,16 @@ stage "guest $name"
 # TCG by default: with multi-threaded TCG one boot in about 15 hit
 # "Oops: int3" at a static-key site just patched by text_poke_bp() on
 # another vCPU (see Documentation/testing.rst); SLB_TCG_THREAD=multi opts in.
+# log_buf_len: the guest checks one log line per check site for the whole
+# boot (printk_deferred_once, shared by a site and its KUnit entry point),
+# so the ring buffer must hold every line of it; the default 128 KB
+# wrapped once the console reached about 110 KB (stop 38).
 rc=0
 timeout --foreground "$timeout_s" "$qemu" \
 	-accel tcg,thread=${SLB_TCG_THREAD:-single} -cpu max -m 2G \
 	-smp "$smp" ${SLB_QEMU_EXTRA:-} \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic sched_verbose loglevel=7" \
+	-append "console=ttyS0 panic=-1 oops=panic sched_verbose loglevel=7 log_buf_len=4M" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	< /dev/null > "$log_file" 2>&1 || rc=$?
 tr -d '\r' < "$log_file" > "$log_file.tmp" && mv "$log_file.tmp" "$log_file"

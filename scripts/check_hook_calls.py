@@ -50,7 +50,9 @@ def hooks_of(path):
         text = open(path).read()
     except OSError as e:
         sys.exit(f"check_hook_calls: cannot read the hook list: {e}")
-    hooks = re.findall(r"^SCHED_LB_HOOK\((\w+)\)", text, re.M)
+    # Both line kinds: SCHED_LB_HOOK(hook) and, for the hooks whose answers
+    # the kernel checks, SCHED_LB_HOOK_CHECKED(hook).
+    hooks = re.findall(r"^SCHED_LB_HOOK(?:_CHECKED)?\((\w+)\)", text, re.M)
     if not hooks:
         sys.exit(f"check_hook_calls: no SCHED_LB_HOOK(...) line in {path}")
     return hooks

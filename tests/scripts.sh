@@ -554,7 +554,7 @@ expect_fail "mutants check of an unfinished run" "0 of the 1 mutants found were 
 # fair.o): a function that calls a hook's static call and also makes an
 # indirect call fails, so does a hook with no site; direct calls pass, and
 # a function that only takes a trampoline's address adds no site.
-printf 'SCHED_LB_HOOK(steal)\nSCHED_LB_HOOK(sis_select)\n' > "$tmp/hooks.h"
+printf 'SCHED_LB_HOOK(steal)\nSCHED_LB_HOOK_CHECKED(sis_select)\n' > "$tmp/hooks.h"
 cat > "$tmp/sites.c" <<'C'
 extern int __SCT__sched_lb_steal(int);
 extern int __SCT__sched_lb_sis_select(int);
