@@ -22,8 +22,9 @@
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
-/* rust/hooks.rs */
+/* rust/hooks.rs: the KUnit twin, and the table the module registers. */
 extern const struct sched_lb_ops sched_lb_rs_kunit_ops;
+extern const struct sched_lb_ops sched_lb_rs_ops;
 
 static bool idle_cpus_shim(u32 local_idle, u32 busiest_idle, u32 llc_size,
 			   bool balance_idle_cpus, bool balance_idle_llc2)
@@ -357,14 +358,31 @@ module_param(site_cost_passes, uint, 0444);
 MODULE_PARM_DESC(site_cost_passes,
 		 "passes through each hook's call site in the site_cost KUnit case (1 to 65536)");
 
+/* A table that supplies no callback. */
+static const struct sched_lb_ops sched_lb_no_hooks = {
+	.abi_version = SCHED_LB_HOOKS_ABI_VERSION,
+	.size = sizeof(struct sched_lb_ops),
+	.args_size = SCHED_LB_ARGS_SIZES,
+	.name = "kunit-no-hooks",
+};
+
+/* Deferred action: the module's table back, however site_cost ended. */
+static void site_cost_reregister(void *unused)
+{
+	if (sched_lb_ops_register(&sched_lb_rs_ops))
+		pr_err("sched_lb_rs: site_cost could not register the table again\n");
+}
+
 /*
- * Each hook's real call site in fair.c, through the registered table's
- * static call and with the hook's key off (the stock code at the same
- * site): with the default flags the two paths give the same answers. The
- * get_cycles() counts go to the log, where scripts/site-cost.sh, which
- * boots QEMU with -icount shift=0 (a cycle is a guest instruction), reads
- * them. Unlike the other cases these passes go through the registered
- * table, so they are counted in its debugfs statistics.
+ * Each hook's real call site in fair.c, through this module's table (the
+ * counting instance the module registers, so the passes show in its
+ * debugfs statistics) and with no table at all (the stock code at the
+ * same site): with the default flags the two paths give the same answers.
+ * The kernel times a site only while no table is registered, so the case
+ * unregisters the module's own first and registers it again at its end.
+ * The get_cycles() counts go to the log, where scripts/site-cost.sh,
+ * which boots QEMU with -icount shift=0 (a cycle is a guest instruction),
+ * reads them.
  */
 static void site_cost(struct kunit *test)
 {
@@ -372,19 +390,41 @@ static void site_cost(struct kunit *test)
 		"idle_cpus_balanced", "avg_load_balanced", "detach_skip",
 		"balance_interval", "newidle_stop", "newidle_account",
 	};
+	const struct sched_lb_ops *ops = &sched_lb_rs_ops;
 	unsigned int n = site_cost_passes;
 	u64 empty, stock, hooked, answer, stock_answer;
 	int i;
 
 	KUNIT_ASSERT_GT(test, n, 0U);
-	KUNIT_ASSERT_EQ(test, sched_lb_test_site_cost("none", false, n, &empty,
-						      &answer), 0);
+	/* The kernel bounds the passes it runs with interrupts off. */
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost(ops, "none", false, 0,
+						      &stock, &answer), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost(ops, "detach_skip", false,
+						      65537, &stock, &answer),
+			-EINVAL);
+	/* No site to time for these, nor for a name that is no hook. */
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost(ops, "steal", false, n,
+						      &stock, &answer), -ENOENT);
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost(ops, "no_such_hook",
+						      false, n, &stock, &answer),
+			-ENOENT);
+	/* The Rust half registered its table: its keys are live. */
+	KUNIT_ASSERT_EQ(test, sched_lb_test_site_cost(ops, "detach_skip", true,
+						      n, &stock, &answer), -EBUSY);
+
+	sched_lb_ops_unregister(ops);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, site_cost_reregister,
+							NULL), 0);
+	KUNIT_ASSERT_EQ(test, sched_lb_test_site_cost(ops, "none", false, n,
+						      &empty, &answer), 0);
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
-		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(hooks[i], true, n,
-								  &stock, &stock_answer), 0,
+		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(ops, hooks[i], true,
+								  n, &stock,
+								  &stock_answer), 0,
 				    "%s", hooks[i]);
-		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(hooks[i], false, n,
-								  &hooked, &answer), 0,
+		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(ops, hooks[i], false,
+								  n, &hooked,
+								  &answer), 0,
 				    "%s", hooks[i]);
 		KUNIT_EXPECT_EQ_MSG(test, answer, stock_answer,
 				    "%s: the hooked site answers otherwise than the stock one",
@@ -392,17 +432,10 @@ static void site_cost(struct kunit *test)
 		kunit_info(test, "hook-site %s passes %u empty %llu stock %llu hooked %llu\n",
 			   hooks[i], n, empty, stock, hooked);
 	}
-	/* No site to time for these, nor for a name that is no hook. */
-	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("steal", false, n, &stock,
-						      &answer), -ENOENT);
-	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("no_such_hook", false, n,
-						      &stock, &answer), -ENOENT);
-	/* The kernel bounds the passes it runs with interrupts off. */
-	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("none", false, 0, &stock,
-						      &answer), -EINVAL);
-	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost("detach_skip", false,
-						      65537, &stock, &answer),
-			-EINVAL);
+	/* A table without the hook cannot be timed through it. */
+	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost(&sched_lb_no_hooks, "detach_skip",
+						      false, n, &stock, &answer),
+			-ENODEV);
 }
 
 static struct kunit_case sched_lb_shim_cases[] = {

@@ -145,6 +145,10 @@ macro_rules! hook_table {
             )+)?
         )+
 
+        /// The table this module registers. The C suite reaches it by
+        /// this name: its `site_cost` case unregisters it to time each
+        /// hook's call site through it, then registers it again.
+        #[export_name = "sched_lb_rs_ops"]
         static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
             abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
             // The C side checks this against its own sizeof(): a module

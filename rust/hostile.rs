@@ -38,7 +38,11 @@ static ROUND: AtomicU32 = AtomicU32::new(0);
 
 /// The next of `n` ways to lie.
 fn next_lie(n: u32) -> u32 {
-    ROUND.fetch_add(1, Ordering::Relaxed) % n
+    // `checked_rem`: a remainder by 0 would be a panic path in the kernel.
+    ROUND
+        .fetch_add(1, Ordering::Relaxed)
+        .checked_rem(n)
+        .unwrap_or(0)
 }
 
 /// Never balanced: imbalanced even where stock counts the groups as
