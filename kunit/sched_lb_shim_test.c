@@ -29,15 +29,10 @@ extern const struct sched_lb_ops sched_lb_rs_ops;
 static bool idle_cpus_shim(u32 local_idle, u32 busiest_idle, u32 llc_size,
 			   bool balance_idle_cpus, bool balance_idle_llc2)
 {
-	struct sched_lb_idle_cpus_args args = {
-		.local_idle_cpus = local_idle,
-		.busiest_idle_cpus = busiest_idle,
-		.llc_size = llc_size,
-		.balance_idle_cpus = balance_idle_cpus,
-		.balance_idle_llc2 = balance_idle_llc2,
-	};
-
-	return sched_lb_test_idle_cpus_balanced(&sched_lb_rs_kunit_ops, &args);
+	return sched_lb_test_idle_cpus_balanced(&sched_lb_rs_kunit_ops,
+						local_idle, busiest_idle,
+						llc_size, balance_idle_cpus,
+						balance_idle_llc2);
 }
 
 /*
@@ -119,17 +114,20 @@ static void register_refuses_second_table(struct kunit *test)
  * interval is out of [1, max_load_balance_interval] gets the stock
  * interval instead, and each refusal is counted.
  */
-static u64 interval_zero(const struct sched_lb_interval_args *args)
+static u64 interval_zero(u32 balance_interval_ms, u32 busy_factor,
+			 u64 max_interval_jiffies, bool cpu_busy, bool busy_dec)
 {
 	return 0;
 }
 
-static u64 interval_huge(const struct sched_lb_interval_args *args)
+static u64 interval_huge(u32 balance_interval_ms, u32 busy_factor,
+			 u64 max_interval_jiffies, bool cpu_busy, bool busy_dec)
 {
 	return U64_MAX;
 }
 
-static u64 interval_five(const struct sched_lb_interval_args *args)
+static u64 interval_five(u32 balance_interval_ms, u32 busy_factor,
+			 u64 max_interval_jiffies, bool cpu_busy, bool busy_dec)
 {
 	return 5;
 }
@@ -142,6 +140,9 @@ static u64 interval_five(const struct sched_lb_interval_args *args)
 	.member = fn,						\
 }
 
+/* 8 ms, busy_factor 16, at most 100 jiffies, busy, LB_BUSY_INTERVAL_DEC. */
+#define INTERVAL(ops) sched_lb_test_balance_interval(ops, 8, 16, 100, true, true)
+
 static void interval_out_of_range_refused(struct kunit *test)
 {
 	static const struct sched_lb_ops none = {
@@ -153,24 +154,17 @@ static void interval_out_of_range_refused(struct kunit *test)
 	static const struct sched_lb_ops zero = TABLE(interval_zero, balance_interval);
 	static const struct sched_lb_ops huge = TABLE(interval_huge, balance_interval);
 	static const struct sched_lb_ops five = TABLE(interval_five, balance_interval);
-	struct sched_lb_interval_args args = {
-		.balance_interval_ms = 8,
-		.busy_factor = 16,
-		.max_interval_jiffies = 100,
-		.cpu_busy = true,
-		.busy_dec = true,
-	};
 	int before = sched_lb_test_violations("balance_interval");
-	unsigned long stock = sched_lb_test_balance_interval(&none, &args);
+	unsigned long stock = INTERVAL(&none);
 
 	KUNIT_ASSERT_GE(test, before, 0);
 	KUNIT_EXPECT_GE(test, stock, 1UL);
-	KUNIT_EXPECT_EQ(test, sched_lb_test_balance_interval(&zero, &args), stock);
-	KUNIT_EXPECT_EQ(test, sched_lb_test_balance_interval(&huge, &args), stock);
+	KUNIT_EXPECT_EQ(test, INTERVAL(&zero), stock);
+	KUNIT_EXPECT_EQ(test, INTERVAL(&huge), stock);
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("balance_interval"),
 			before + 2);
 	/* An answer in range is the policy's, and costs nothing. */
-	KUNIT_EXPECT_EQ(test, sched_lb_test_balance_interval(&five, &args), 5UL);
+	KUNIT_EXPECT_EQ(test, INTERVAL(&five), 5UL);
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("balance_interval"),
 			before + 2);
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("no_such_hook"), -ENOENT);
@@ -288,7 +282,8 @@ static void streak_race_not_refused(struct kunit *test)
 			before);
 }
 
-static bool never_stop(const struct sched_lb_newidle_args *args)
+static bool never_stop(u64 avg_idle_ns, u64 cost_ns, u32 consecutive_failures,
+		       bool backoff, u64 migration_cost_ns, bool migration_cost)
 {
 	return false;
 }
@@ -301,24 +296,23 @@ static bool never_stop(const struct sched_lb_newidle_args *args)
 static void newidle_stop_below_stock_refused(struct kunit *test)
 {
 	static const struct sched_lb_ops never = TABLE(never_stop, newidle_stop);
-	struct sched_lb_newidle_args args = {
-		.avg_idle_ns = 100000,
-		.curr_cost_ns = 40000,
-		.max_newidle_lb_cost_ns = 80000,
-	};
 	int before = sched_lb_test_violations("newidle_stop");
 
 	KUNIT_ASSERT_GE(test, before, 0);
-	KUNIT_EXPECT_TRUE(test, sched_lb_test_newidle_stop(&never, &args));
+	/* 100 us idle against 40 + 80 us of cost: stock stops. */
+	KUNIT_EXPECT_TRUE(test, sched_lb_test_newidle_stop(&never, 100000, 120000,
+							   0, false, 0, false));
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_stop"),
 			before + 1);
-	args.avg_idle_ns = 200000;
-	KUNIT_EXPECT_FALSE(test, sched_lb_test_newidle_stop(&never, &args));
+	KUNIT_EXPECT_FALSE(test, sched_lb_test_newidle_stop(&never, 200000, 120000,
+							    0, false, 0, false));
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("newidle_stop"),
 			before + 1);
 }
 
-static bool never_balanced(const struct sched_lb_idle_cpus_args *args)
+static bool never_balanced(u32 local_idle_cpus, u32 busiest_idle_cpus,
+			   u32 llc_size, bool balance_idle_cpus,
+			   bool balance_idle_llc2)
 {
 	return false;
 }
@@ -330,20 +324,16 @@ static bool never_balanced(const struct sched_lb_idle_cpus_args *args)
 static void idle_cpus_below_stock_refused(struct kunit *test)
 {
 	static const struct sched_lb_ops never = TABLE(never_balanced, idle_cpus_balanced);
-	struct sched_lb_idle_cpus_args args = {
-		.local_idle_cpus = 3,
-		.busiest_idle_cpus = 2,
-		.llc_size = 4,
-		.balance_idle_cpus = true,
-	};
 	int before = sched_lb_test_violations("idle_cpus_balanced");
 
 	KUNIT_ASSERT_GE(test, before, 0);
-	KUNIT_EXPECT_TRUE(test, sched_lb_test_idle_cpus_balanced(&never, &args));
+	/* 3 idle CPUs against 2, on an LLC of 4: stock's +1 tie. */
+	KUNIT_EXPECT_TRUE(test, sched_lb_test_idle_cpus_balanced(&never, 3, 2, 4,
+								 true, false));
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("idle_cpus_balanced"),
 			before + 1);
-	args.local_idle_cpus = 4;
-	KUNIT_EXPECT_FALSE(test, sched_lb_test_idle_cpus_balanced(&never, &args));
+	KUNIT_EXPECT_FALSE(test, sched_lb_test_idle_cpus_balanced(&never, 4, 2, 4,
+								  true, false));
 	KUNIT_EXPECT_EQ(test, sched_lb_test_violations("idle_cpus_balanced"),
 			before + 1);
 }
@@ -376,8 +366,10 @@ static void site_cost_reregister(void *unused)
 /*
  * Each hook's real call site in fair.c, through this module's table (the
  * counting instance the module registers, so the passes show in its
- * debugfs statistics) and with no table at all (the stock code at the
- * same site): with the default flags the two paths give the same answers.
+ * debugfs statistics), through its KUnit table (the same callbacks without
+ * the counters, so the difference is what counting costs) and with no
+ * table at all (the stock code at the same site): with the default flags
+ * the three paths give the same answers.
  * The kernel times a site only while no table is registered, so the case
  * unregisters the module's own first and registers it again at its end.
  * The get_cycles() counts go to the log, where scripts/site-cost.sh,
@@ -392,7 +384,7 @@ static void site_cost(struct kunit *test)
 	};
 	const struct sched_lb_ops *ops = &sched_lb_rs_ops;
 	unsigned int n = site_cost_passes;
-	u64 empty, stock, hooked, answer, stock_answer;
+	u64 empty, stock, hooked, quiet, answer, stock_answer;
 	int i;
 
 	KUNIT_ASSERT_GT(test, n, 0U);
@@ -429,8 +421,16 @@ static void site_cost(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, answer, stock_answer,
 				    "%s: the hooked site answers otherwise than the stock one",
 				    hooks[i]);
-		kunit_info(test, "hook-site %s passes %u empty %llu stock %llu hooked %llu\n",
-			   hooks[i], n, empty, stock, hooked);
+		/* The same callbacks without their counters: the KUnit table. */
+		KUNIT_ASSERT_EQ_MSG(test, sched_lb_test_site_cost(&sched_lb_rs_kunit_ops,
+								  hooks[i], false, n,
+								  &quiet, &answer), 0,
+				    "%s", hooks[i]);
+		KUNIT_EXPECT_EQ_MSG(test, answer, stock_answer,
+				    "%s: the KUnit table answers otherwise than stock",
+				    hooks[i]);
+		kunit_info(test, "hook-site %s passes %u empty %llu stock %llu hooked %llu quiet %llu\n",
+			   hooks[i], n, empty, stock, hooked, quiet);
 	}
 	/* A table without the hook cannot be timed through it. */
 	KUNIT_EXPECT_EQ(test, sched_lb_test_site_cost(&sched_lb_no_hooks, "detach_skip",

@@ -4,8 +4,10 @@
 //!
 //! The types come from bindgen (`kernel::bindings`), never from a copy: the
 //! series adds the header to `rust/bindings/bindings_helper.h`. Each
-//! `extern "C"` callback copies its argument struct out, calls the pure
-//! functions of `crate::policy` and writes the answer back. Nothing here
+//! `extern "C"` callback takes its scalar parameters (the boolean and
+//! interval hooks, whose inputs travel in registers) or copies its argument
+//! struct out (the others), calls the pure functions of `crate::policy` and
+//! returns or writes the answer back. Nothing here
 //! sleeps, allocates or locks: the callbacks run inside the load balancer
 //! with preemption disabled. The one exception is `steal`, whose
 //! `steal_from` callback into the kernel drops this CPU's runqueue lock and
@@ -13,7 +15,7 @@
 //!
 //! Three rules keep the Rust side sound while the kernel runs around it:
 //!
-//! - The argument struct is read once, by value. Callbacks into the kernel
+//! - An argument struct is read once, by value. Callbacks into the kernel
 //!   get the raw pointer back and may read it; no Rust reference into it
 //!   is alive across such a call, and the out fields are written through
 //!   the raw pointer at the end.
@@ -99,11 +101,6 @@ const ARGS_SIZE: [u32; bindings::sched_lb_args_SCHED_LB_NR_ARGS as usize] = {
     use bindings::*;
     use core::mem::size_of;
     let mut s = [0u32; sched_lb_args_SCHED_LB_NR_ARGS as usize];
-    s[sched_lb_args_SCHED_LB_ARGS_IDLE_CPUS as usize] = size_of::<sched_lb_idle_cpus_args>() as u32;
-    s[sched_lb_args_SCHED_LB_ARGS_DETACH as usize] = size_of::<sched_lb_detach_args>() as u32;
-    s[sched_lb_args_SCHED_LB_ARGS_AVG_LOAD as usize] = size_of::<sched_lb_avg_load_args>() as u32;
-    s[sched_lb_args_SCHED_LB_ARGS_INTERVAL as usize] = size_of::<sched_lb_interval_args>() as u32;
-    s[sched_lb_args_SCHED_LB_ARGS_NEWIDLE as usize] = size_of::<sched_lb_newidle_args>() as u32;
     s[sched_lb_args_SCHED_LB_ARGS_STREAK as usize] = size_of::<sched_lb_streak_args>() as u32;
     s[sched_lb_args_SCHED_LB_ARGS_SIS as usize] = size_of::<sched_lb_sis_args>() as u32;
     s[sched_lb_args_SCHED_LB_ARGS_STEAL as usize] = size_of::<sched_lb_steal_args>() as u32;
@@ -118,316 +115,6 @@ const ARGS_SIZE: [u32; bindings::sched_lb_args_SCHED_LB_NR_ARGS as usize] = {
     }
     s
 };
-
-/// The hook table: from one line per callback of `struct sched_lb_ops`
-/// come the ops table this module registers, each hook's counters and
-/// their debugfs files. Each line names the callback (as its field), the
-/// `SLB_HOOKS_OFF` switch that leaves it out (a hook and the one that
-/// accounts for it go together), the static of its counters, the name of
-/// the counter of `true` answers, and any further counters of its own.
-/// Kbuild reads the switches, and the host tools the callback names, from
-/// these lines (`scripts/lib.sh`: `slb_hooks`), so they stay one per line.
-macro_rules! hook_table {
-    ($($hook:ident => $switch:ident, $stats:ident, $hits:ident
-       $([$($extra:ident: $xstat:ident),+])?;)+) => {
-        /// The hooks' counters, in slot order: two each.
-        const STAT_NAMES: &[&str] = &[$(stringify!($stats)),+];
-        /// The further counters, in slot order, after the hooks'.
-        const EXTRA_NAMES: &[&str] = &[$($($(stringify!($xstat),)+)?)+];
-        $(
-            #[doc = concat!("Calls of `", stringify!($hook), "` and its `", stringify!($hits), "` answers.")]
-            pub(crate) static $stats: HookStats =
-                HookStats::at(2 * index_of(STAT_NAMES, stringify!($stats)));
-            $($(
-                #[doc = concat!("`", stringify!($hook), "/", stringify!($extra), "` in debugfs.")]
-                static $xstat: Counter =
-                    Counter::at(2 * STAT_NAMES.len() + index_of(EXTRA_NAMES, stringify!($xstat)));
-            )+)?
-        )+
-
-        /// The table this module registers. The C suite reaches it by
-        /// this name: its `site_cost` case unregisters it to time each
-        /// hook's call site through it, then registers it again.
-        #[export_name = "sched_lb_rs_ops"]
-        static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
-            abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
-            // The C side checks this against its own sizeof(): a module
-            // built against another layout is refused at registration.
-            size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
-            args_size: ARGS_SIZE,
-            name: c"sched_lb_rs".as_ptr().cast(),
-            $($hook: unless_left_out!($switch, $hook),)+
-        });
-
-        /// The table the KUnit suites ask, through the kernel's test entry
-        /// points (the C suite reaches it by this name): every callback,
-        /// in the instance that counts nothing, so the statistics show the
-        /// scheduler's calls only, and no production call has to ask
-        /// whether a test is running.
-        #[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
-        #[no_mangle]
-        static sched_lb_rs_kunit_ops: OpsTable = OpsTable(bindings::sched_lb_ops {
-            abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
-            size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
-            args_size: ARGS_SIZE,
-            name: c"sched_lb_rs-kunit".as_ptr().cast(),
-            $($hook: Some($hook::<false>),)+
-        });
-
-        /// Every hook's name and counters.
-        static STATS: &[(&CStr, &HookStats)] = &[$((c_name!(stringify!($hook)), &$stats)),+];
-
-        /// The first slot of the flags' counters, after every other.
-        const FLAG_SLOT0: usize = 2 * STAT_NAMES.len() + EXTRA_NAMES.len();
-
-        impl DebugfsDir {
-            /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,<hits>,...}`
-            /// and `flags/<FLAG>`, read-only.
-            fn counters() -> Self {
-                let root = DebugfsDir::create(c"sched_lb_rs", None);
-                let flags = DebugfsDir::create(c"flags", Some(&root));
-                for (i, n) in FLAG_CALLS.iter().enumerate() {
-                    flags.flag_counter(i, n);
-                }
-                $(
-                    let dir = DebugfsDir::create(c_name!(stringify!($hook)), Some(&root));
-                    dir.counter(c"calls", $stats.calls());
-                    dir.counter(c_name!(stringify!($hits)), $stats.hits());
-                    $($(dir.counter(c_name!(stringify!($extra)), &$xstat);)+)?
-                )+
-                root
-            }
-        }
-    };
-}
-
-hook_table! {
-    idle_cpus_balanced => slb_no_hook_idle_cpus_balanced, IDLE_CPUS, balanced;
-    detach_skip => slb_no_hook_detach_skip, DETACH, skipped;
-    avg_load_balanced => slb_no_hook_avg_load_balanced, AVG_LOAD, balanced;
-    balance_interval => slb_no_hook_balance_interval, INTERVAL, busy;
-    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped [backoff_stops: NEWIDLE_BACKOFF_STOPS];
-    newidle_account => slb_no_hook_newidle_stop, STREAK, pulled;
-    sis_select => slb_no_hook_sis_select, SIS, found;
-    sis_account => slb_no_hook_sis_select, SIS_ACCOUNT, scans [scan_ns: SIS_SCAN_NS, loops: SIS_LOOPS];
-    steal => slb_no_hook_steal, STEAL, tried [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
-}
-
-/// The table the KUnit suites ask (see `hook_table!`).
-#[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
-pub(crate) fn kunit_ops() -> &'static bindings::sched_lb_ops {
-    &sched_lb_rs_kunit_ops.0
-}
-
-/// The position of `name` in `names`, at compile time (a name that is not
-/// there does not compile).
-const fn index_of(names: &[&str], name: &str) -> usize {
-    let mut i = 0;
-    while i < names.len() {
-        if line_is(names[i].as_bytes(), 0, name.as_bytes()) {
-            return i;
-        }
-        i += 1;
-    }
-    panic!("a counter missing from its list")
-}
-
-// `Counts::add()` is a `this_cpu_add()`: x86-64's `%gs`-relative add.
-#[cfg(not(all(target_arch = "x86_64", CONFIG_SMP)))]
-compile_error!("sched_lb_rs's per-CPU counters are written for x86-64 SMP kernels");
-
-/// Slots in the per-CPU block of counters.
-const NR_SLOTS: usize = FLAG_SLOT0 + lines(FLAG_LIST);
-
-/// The `__percpu` pointer to every CPU's `[u64; NR_SLOTS]`, or 0 while
-/// there is none.
-///
-/// # Invariants
-///
-/// Non-zero only between [`CounterMemory::alloc()`], which stores a
-/// pointer from `pcpu_alloc_noprof()` before the table is registered, and
-/// the drop of that [`CounterMemory`], after the table is unregistered
-/// (and an RCU grace period passed) and the debugfs files are removed.
-static BLOCK: AtomicUsize = AtomicUsize::new(0);
-
-/// A statistics counter: a slot of the per-CPU block, which only its CPU
-/// writes, summed when debugfs reads it. `sis_select` runs at every wakeup
-/// and `detach_skip` for every candidate task, so a counter in one shared
-/// cache line would bounce between all the CPUs that wake or balance.
-/// Additions wrap, which after 2^64 events is harmless for a statistic.
-#[derive(Clone, Copy)]
-pub(crate) struct Counter {
-    slot: usize,
-}
-
-impl Counter {
-    const fn at(slot: usize) -> Self {
-        Counter { slot }
-    }
-
-    /// The sum over the possible CPUs, read while they add to it.
-    fn sum(&self) -> u64 {
-        let base = BLOCK.load(Ordering::Relaxed);
-        if base == 0 || self.slot >= NR_SLOTS {
-            return 0;
-        }
-        let pcpu = base.wrapping_add(self.slot * core::mem::size_of::<u64>());
-        // SAFETY: `nr_cpu_ids` is set during boot, before any module loads,
-        // and not written after.
-        let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
-        let mut total = 0u64;
-        for cpu in 0..nr_cpu_ids as usize {
-            // SAFETY: the possible mask and the per-CPU offsets are set up
-            // during boot and not written after; reading one word of each
-            // takes no reference to the `static mut`s.
-            let (word, offset) = unsafe {
-                let words = &raw const bindings::__cpu_possible_mask.bits;
-                let offsets = &raw const bindings::__per_cpu_offset;
-                (
-                    (*words).get(cpu / usize::BITS as usize).copied(),
-                    (*offsets).get(cpu).copied(),
-                )
-            };
-            let (Some(word), Some(offset)) = (word, offset) else {
-                break;
-            };
-            if word & (1 << (cpu % usize::BITS as usize)) == 0 {
-                continue;
-            }
-            // `per_cpu_ptr(pcpu, cpu)`.
-            let p = pcpu.wrapping_add(offset) as *mut u64;
-            // SAFETY: `p` is `cpu`'s copy of a slot of the live block (the
-            // invariants of `BLOCK`), aligned, which that CPU writes with
-            // one 8-byte add: an atomic load reads it whole.
-            let v = unsafe { AtomicU64::from_ptr(p) }.load(Ordering::Relaxed);
-            total = total.wrapping_add(v);
-        }
-        total
-    }
-}
-
-/// This CPU's counters, for one callback: the block's pointer is loaded
-/// once, and each addition is then one instruction.
-struct Counts {
-    base: usize,
-}
-
-impl Counts {
-    /// `None` while there is no block (never while a callback of the
-    /// registered table runs, see [`BLOCK`]).
-    #[inline(always)]
-    fn get() -> Option<Self> {
-        match BLOCK.load(Ordering::Relaxed) {
-            0 => None,
-            base => Some(Counts { base }),
-        }
-    }
-
-    /// Adds `n` to this CPU's `c`: the C `this_cpu_add()`, one instruction
-    /// that an interrupt on this CPU cannot split, so it needs neither a
-    /// lock prefix nor disabled preemption to be exact (the callbacks run
-    /// with preemption disabled anyway).
-    #[inline(always)]
-    fn add(&self, c: &Counter, n: u64) {
-        if c.slot >= NR_SLOTS {
-            return;
-        }
-        let pcpu = self.base.wrapping_add(c.slot * core::mem::size_of::<u64>());
-        // SAFETY: `pcpu` is a slot of the live per-CPU block (the
-        // invariants of `BLOCK`). On x86-64 SMP the `%gs` base is this
-        // CPU's per-CPU offset, so `%gs:pcpu` is this CPU's copy, as the C
-        // `this_cpu_add()` addresses it; nothing else writes it.
-        unsafe {
-            core::arch::asm!(
-                "add qword ptr gs:[{pcpu}], {n}",
-                pcpu = in(reg) pcpu,
-                n = in(reg) n,
-                options(nostack)
-            )
-        };
-    }
-}
-
-/// The per-CPU block of counters; dropping it clears [`BLOCK`] and frees
-/// the block, so it must outlive the registration and the debugfs files.
-struct CounterMemory;
-
-impl CounterMemory {
-    /// Allocates the block, zeroed, and publishes it in [`BLOCK`].
-    fn alloc() -> Result<Self> {
-        let size = NR_SLOTS * core::mem::size_of::<u64>();
-        // SAFETY: a plain allocation; the memory comes zeroed.
-        let p = unsafe {
-            bindings::pcpu_alloc_noprof(
-                size,
-                core::mem::align_of::<u64>(),
-                false,
-                bindings::GFP_KERNEL,
-            )
-        };
-        if p.is_null() {
-            return Err(ENOMEM);
-        }
-        // INVARIANT: a per-CPU pointer to `NR_SLOTS` zeroed `u64`s, set
-        // before the table is registered.
-        BLOCK.store(p as usize, Ordering::Relaxed);
-        Ok(CounterMemory)
-    }
-}
-
-impl Drop for CounterMemory {
-    fn drop(&mut self) {
-        let p = BLOCK.swap(0, Ordering::Relaxed);
-        if p != 0 {
-            // SAFETY: `p` came from `pcpu_alloc_noprof()` and is freed
-            // once: the swap took it. No callback runs any more (the owner
-            // unregistered the table first) and no debugfs file reads it
-            // (removed before this runs).
-            unsafe { bindings::free_percpu(p as *mut c_void) };
-        }
-    }
-}
-
-/// How often the scheduler asked a hook, and how often the answer was
-/// `true`, published in debugfs so a run can show that its hooks were
-/// exercised.
-pub(crate) struct HookStats {
-    /// Calls, then hits.
-    both: [Counter; 2],
-}
-
-impl HookStats {
-    const fn at(slot: usize) -> Self {
-        HookStats {
-            both: [Counter::at(slot), Counter::at(slot + 1)],
-        }
-    }
-
-    fn calls(&self) -> &Counter {
-        &self.both[0]
-    }
-
-    fn hits(&self) -> &Counter {
-        &self.both[1]
-    }
-
-    /// Counts one call, whether its answer was `true`, and the flags its
-    /// arguments carried on (indices into `kunit/flags`, see [`flag!`]),
-    /// when `COUNT`: the KUnit table's instances count nothing.
-    #[inline(always)]
-    pub(crate) fn record<const COUNT: bool>(&self, hit: bool, flags: &[(usize, bool)]) -> bool {
-        if let (true, Some(counts)) = (COUNT, Counts::get()) {
-            counts.add(self.calls(), 1);
-            counts.add(self.hits(), u64::from(hit));
-            for &(flag, on) in flags {
-                if let Some(c) = FLAG_CALLS.get(flag) {
-                    counts.add(c, u64::from(on));
-                }
-            }
-        }
-        hit
-    }
-}
 
 /// `kunit/flags`: the series' `sched_feat` flags, one name a line, the
 /// one list of them that the guest, the scripts and the simulator read
@@ -490,157 +177,571 @@ macro_rules! flag {
     };
 }
 
-/// The `sched_feat` flags as the call sites hand them to the hooks: how
-/// many hook calls (KUnit's left out) carried each flag on, in
-/// `/sys/kernel/debug/sched_lb_rs/flags/<FLAG>`. The guest's `flagsites`
-/// step flips each flag under load and requires its count to stay with
-/// the flag off and to grow with it on, so a call site that passed the
-/// wrong flag, or none, fails the run.
-static FLAG_CALLS: [Counter; lines(FLAG_LIST)] = {
-    let mut calls = [Counter::at(0); lines(FLAG_LIST)];
+/// The hook table: from one line per callback of `struct sched_lb_ops`
+/// come the ops table this module registers, each hook's counters and
+/// their debugfs files. Each line names the callback (as its field), the
+/// `SLB_HOOKS_OFF` switch that leaves it out (a hook and the one that
+/// accounts for it go together), the static of its counters, the name of
+/// the counter of `true` answers, the `sched_feat` flags its calls carry
+/// (in the order its callback passes them to `record()`), and any further
+/// counters of its own. Kbuild reads the switches, and the host tools the
+/// callback names, from these lines (`scripts/lib.sh`: `slb_hooks`), so
+/// they stay one per line.
+macro_rules! hook_table {
+    ($($hook:ident => $switch:ident, $stats:ident, $hits:ident ($($flag:ident),*)
+       $([$($extra:ident: $xstat:ident),+])?;)+) => {
+        /// The hooks' counters, in slot order.
+        const STAT_NAMES: &[&str] = &[$(stringify!($stats)),+];
+        /// How many flags each hook's calls carry, in slot order.
+        const STAT_FLAGS: &[usize] = &[$(<[usize]>::len(&[$(flag!($flag)),*])),+];
+        /// The further counters, in slot order, after the hooks'.
+        const EXTRA_NAMES: &[&str] = &[$($($(stringify!($xstat),)+)?)+];
+        $(
+            #[doc = concat!("Calls of `", stringify!($hook), "`, by its `", stringify!($hits), "` answer and flags.")]
+            pub(crate) static $stats: HookStats<
+                { <[usize]>::len(&[$(flag!($flag)),*]) },
+                { hist_base(index_of(STAT_NAMES, stringify!($stats))) },
+            > = HookStats::NEW;
+            $($(
+                #[doc = concat!("`", stringify!($hook), "/", stringify!($extra), "` in debugfs.")]
+                static $xstat: Counter =
+                    Counter::at(hist_base(STAT_NAMES.len()) + index_of(EXTRA_NAMES, stringify!($xstat)));
+            )+)?
+        )+
+
+        /// The `sched_feat` flags as the call sites hand them to the
+        /// hooks: how many hook calls (KUnit's left out) carried each flag
+        /// on, in `/sys/kernel/debug/sched_lb_rs/flags/<FLAG>`, the part
+        /// of its hook's histogram with the flag's bit set (each flag of
+        /// `kunit/flags` is carried by one hook). The guest's `flagsites`
+        /// step flips each flag under load and requires its count to stay
+        /// with the flag off and to grow with it on, so a call site that
+        /// passed the wrong flag, or none, fails the run.
+        static FLAG_CALLS: [Counter; lines(FLAG_LIST)] = {
+            let mut calls = [Counter::NONE; lines(FLAG_LIST)];
+            $(
+                let mut _bit = 0;
+                $(
+                    calls[flag!($flag)] = $stats.with_flag(_bit);
+                    _bit += 1;
+                )*
+            )+
+            // A flag no hook carries would count nothing: fail the build.
+            let mut i = 0;
+            while i < calls.len() {
+                assert!(calls[i].n > 0, "a flag of kunit/flags that no hook carries");
+                i += 1;
+            }
+            calls
+        };
+
+        /// The table this module registers. The C suite reaches it by
+        /// this name: its `site_cost` case unregisters it to time each
+        /// hook's call site through it, then registers it again.
+        #[export_name = "sched_lb_rs_ops"]
+        static OPS: OpsTable = OpsTable(bindings::sched_lb_ops {
+            abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
+            // The C side checks this against its own sizeof(): a module
+            // built against another layout is refused at registration.
+            size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+            args_size: ARGS_SIZE,
+            name: c"sched_lb_rs".as_ptr().cast(),
+            $($hook: unless_left_out!($switch, $hook),)+
+        });
+
+        /// The table the KUnit suites ask, through the kernel's test entry
+        /// points (the C suite reaches it by this name): every callback,
+        /// in the instance that counts nothing, so the statistics show the
+        /// scheduler's calls only, and no production call has to ask
+        /// whether a test is running.
+        #[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
+        #[no_mangle]
+        static sched_lb_rs_kunit_ops: OpsTable = OpsTable(bindings::sched_lb_ops {
+            abi_version: bindings::SCHED_LB_HOOKS_ABI_VERSION,
+            size: core::mem::size_of::<bindings::sched_lb_ops>() as u32,
+            args_size: ARGS_SIZE,
+            name: c"sched_lb_rs-kunit".as_ptr().cast(),
+            $($hook: Some($hook::<false>),)+
+        });
+
+        /// Every hook's name, calls and `true` answers.
+        static STATS: &[(&CStr, &Counter, &Counter)] =
+            &[$((c_name!(stringify!($hook)), &$stats.calls, &$stats.hits)),+];
+
+        impl DebugfsDir {
+            /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,<hits>,...}`
+            /// and `flags/<FLAG>`, read-only.
+            fn counters() -> Self {
+                let root = DebugfsDir::create(c"sched_lb_rs", None);
+                let flags = DebugfsDir::create(c"flags", Some(&root));
+                for (i, n) in FLAG_CALLS.iter().enumerate() {
+                    flags.flag_counter(i, n);
+                }
+                $(
+                    let dir = DebugfsDir::create(c_name!(stringify!($hook)), Some(&root));
+                    dir.counter(c"calls", &$stats.calls);
+                    dir.counter(c_name!(stringify!($hits)), &$stats.hits);
+                    $($(dir.counter(c_name!(stringify!($extra)), &$xstat);)+)?
+                )+
+                root
+            }
+        }
+    };
+}
+
+hook_table! {
+    idle_cpus_balanced => slb_no_hook_idle_cpus_balanced, IDLE_CPUS, balanced (BALANCE_IDLE_CPUS, BALANCE_IDLE_LLC2);
+    detach_skip => slb_no_hook_detach_skip, DETACH, skipped (LB_RELAX_FAILED);
+    avg_load_balanced => slb_no_hook_avg_load_balanced, AVG_LOAD, balanced (LB_REDUCED_IMBALANCE_PCT);
+    balance_interval => slb_no_hook_balance_interval, INTERVAL, busy (LB_BUSY_INTERVAL_DEC);
+    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped (NEWIDLE_BACKOFF, SD_MIGRATION_COST) [backoff_stops: NEWIDLE_BACKOFF_STOPS];
+    newidle_account => slb_no_hook_newidle_stop, STREAK, pulled ();
+    sis_select => slb_no_hook_sis_select, SIS, found (SIS_PROP, SIS_AGE, SIS_ONCE, SIS_FOLD);
+    sis_account => slb_no_hook_sis_select, SIS_ACCOUNT, scans () [scan_ns: SIS_SCAN_NS, loops: SIS_LOOPS];
+    steal => slb_no_hook_steal, STEAL, tried (STEAL) [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
+}
+
+/// The first slot of hook `i`'s histogram: each hook has `2 << flags`
+/// slots, one per combination of its answer and its flags.
+const fn hist_base(i: usize) -> usize {
+    let mut base = 0;
+    let mut j = 0;
+    while j < i && j < STAT_FLAGS.len() {
+        base += 2 << STAT_FLAGS[j];
+        j += 1;
+    }
+    base
+}
+
+/// The table the KUnit suites ask (see `hook_table!`).
+#[cfg(all(CONFIG_SCHED_LB_HOOKS_KUNIT, not(slb_no_kunit)))]
+pub(crate) fn kunit_ops() -> &'static bindings::sched_lb_ops {
+    &sched_lb_rs_kunit_ops.0
+}
+
+/// The position of `name` in `names`, at compile time (a name that is not
+/// there does not compile).
+const fn index_of(names: &[&str], name: &str) -> usize {
     let mut i = 0;
-    while i < calls.len() {
-        calls[i] = Counter::at(FLAG_SLOT0 + i);
+    while i < names.len() {
+        if line_is(names[i].as_bytes(), 0, name.as_bytes()) {
+            return i;
+        }
         i += 1;
     }
-    calls
-};
+    panic!("a counter missing from its list")
+}
+
+// `Counts::add()` is a `this_cpu_add()`: x86-64's `%gs`-relative add.
+#[cfg(not(all(target_arch = "x86_64", CONFIG_SMP)))]
+compile_error!("sched_lb_rs's per-CPU counters are written for x86-64 SMP kernels");
+
+/// Slots in the per-CPU block of counters: the hooks' histograms, then
+/// the further counters.
+const NR_SLOTS: usize = hist_base(STAT_NAMES.len()) + EXTRA_NAMES.len();
+
+/// The `__percpu` pointer to every CPU's `[u64; NR_SLOTS]`, or 0 while
+/// there is none.
+///
+/// # Invariants
+///
+/// Non-zero only between [`CounterMemory::alloc()`], which stores a
+/// pointer from `pcpu_alloc_noprof()` before the table is registered, and
+/// the drop of that [`CounterMemory`], after the table is unregistered
+/// (and an RCU grace period passed) and the debugfs files are removed.
+static BLOCK: AtomicUsize = AtomicUsize::new(0);
+
+/// A statistics counter, as debugfs shows it: the sum of some slots of the
+/// per-CPU block, each of which only its CPU writes, over the CPUs.
+/// `sis_select` runs at every wakeup and `detach_skip` for every candidate
+/// task, so a counter in one shared cache line would bounce between all
+/// the CPUs that wake or balance. Additions wrap, which after 2^64 events
+/// is harmless for a statistic.
+///
+/// The slots are `first + i` for each `i < n` with `i & mask == want`: one
+/// slot for a plain counter, or the part of a hook's histogram (see
+/// [`HookStats`]) with a given answer or flag.
+#[derive(Clone, Copy)]
+pub(crate) struct Counter {
+    first: usize,
+    n: usize,
+    mask: usize,
+    want: usize,
+}
+
+impl Counter {
+    /// Counts nothing (a placeholder while a table is built).
+    const NONE: Counter = Counter {
+        first: 0,
+        n: 0,
+        mask: 0,
+        want: 0,
+    };
+
+    /// The one slot `slot`.
+    const fn at(slot: usize) -> Self {
+        Counter {
+            first: slot,
+            n: 1,
+            mask: 0,
+            want: 0,
+        }
+    }
+
+    /// The sum over the CPUs and over the counter's slots.
+    fn sum(&self) -> u64 {
+        let mut total = 0u64;
+        for i in 0..self.n {
+            if i & self.mask == self.want {
+                total = total.wrapping_add(slot_sum(self.first.saturating_add(i)));
+            }
+        }
+        total
+    }
+}
+
+/// The sum over the possible CPUs of slot `slot`, read while they add to it.
+fn slot_sum(slot: usize) -> u64 {
+    let base = BLOCK.load(Ordering::Relaxed);
+    if base == 0 || slot >= NR_SLOTS {
+        return 0;
+    }
+    let pcpu = base.wrapping_add(slot * core::mem::size_of::<u64>());
+    // SAFETY: `nr_cpu_ids` is set during boot, before any module loads,
+    // and not written after.
+    let nr_cpu_ids = unsafe { bindings::nr_cpu_ids };
+    let mut total = 0u64;
+    for cpu in 0..nr_cpu_ids as usize {
+        // SAFETY: the possible mask and the per-CPU offsets are set up
+        // during boot and not written after; reading one word of each
+        // takes no reference to the `static mut`s.
+        let (word, offset) = unsafe {
+            let words = &raw const bindings::__cpu_possible_mask.bits;
+            let offsets = &raw const bindings::__per_cpu_offset;
+            (
+                (*words).get(cpu / usize::BITS as usize).copied(),
+                (*offsets).get(cpu).copied(),
+            )
+        };
+        let (Some(word), Some(offset)) = (word, offset) else {
+            break;
+        };
+        if word & (1 << (cpu % usize::BITS as usize)) == 0 {
+            continue;
+        }
+        // `per_cpu_ptr(pcpu, cpu)`.
+        let p = pcpu.wrapping_add(offset) as *mut u64;
+        // SAFETY: `p` is `cpu`'s copy of a slot of the live block (the
+        // invariants of `BLOCK`), aligned, which that CPU writes with
+        // one 8-byte add: an atomic load reads it whole.
+        let v = unsafe { AtomicU64::from_ptr(p) }.load(Ordering::Relaxed);
+        total = total.wrapping_add(v);
+    }
+    total
+}
+
+/// This CPU's counters, for one callback: the block's pointer is loaded
+/// once, and each addition is then one instruction.
+struct Counts {
+    base: usize,
+}
+
+impl Counts {
+    /// `None` while there is no block (never while a callback of the
+    /// registered table runs, see [`BLOCK`]).
+    #[inline(always)]
+    fn get() -> Option<Self> {
+        match BLOCK.load(Ordering::Relaxed) {
+            0 => None,
+            base => Some(Counts { base }),
+        }
+    }
+
+    /// Adds one to this CPU's copy of slot `FIRST + index`, `index` being
+    /// below 64: one `inc` with the slot's offset folded in, which an
+    /// interrupt on this CPU cannot split either.
+    #[inline(always)]
+    fn bump<const FIRST: usize>(&self, index: usize) {
+        const { assert!(FIRST < NR_SLOTS, "a histogram outside the block") };
+        if index >= 64 || FIRST + index >= NR_SLOTS {
+            return;
+        }
+        // SAFETY: `%gs:base + 8 * (FIRST + index)` is this CPU's copy of
+        // a slot of the live per-CPU block, as in `add_slot()`.
+        unsafe {
+            core::arch::asm!(
+                "inc qword ptr gs:[{base} + {index} * 8 + {offset}]",
+                base = in(reg) self.base,
+                index = in(reg) index,
+                offset = const FIRST * core::mem::size_of::<u64>(),
+                options(nostack)
+            )
+        };
+    }
+
+    /// Adds `n` to this CPU's plain counter `c` (one slot).
+    #[inline(always)]
+    fn add(&self, c: &Counter, n: u64) {
+        self.add_slot(c.first, n);
+    }
+
+    /// Adds `n` to this CPU's copy of slot `slot`: the C `this_cpu_add()`,
+    /// one instruction that an interrupt on this CPU cannot split, so it
+    /// needs neither a lock prefix nor disabled preemption to be exact (the
+    /// callbacks run with preemption disabled anyway).
+    #[inline(always)]
+    fn add_slot(&self, slot: usize, n: u64) {
+        if slot >= NR_SLOTS {
+            return;
+        }
+        let pcpu = self.base.wrapping_add(slot * core::mem::size_of::<u64>());
+        // SAFETY: `pcpu` is a slot of the live per-CPU block (the
+        // invariants of `BLOCK`). On x86-64 SMP the `%gs` base is this
+        // CPU's per-CPU offset, so `%gs:pcpu` is this CPU's copy, as the C
+        // `this_cpu_add()` addresses it; nothing else writes it.
+        unsafe {
+            core::arch::asm!(
+                "add qword ptr gs:[{pcpu}], {n}",
+                pcpu = in(reg) pcpu,
+                n = in(reg) n,
+                options(nostack)
+            )
+        };
+    }
+}
+
+/// The per-CPU block of counters; dropping it clears [`BLOCK`] and frees
+/// the block, so it must outlive the registration and the debugfs files.
+struct CounterMemory;
+
+impl CounterMemory {
+    /// Allocates the block, zeroed, and publishes it in [`BLOCK`].
+    fn alloc() -> Result<Self> {
+        let size = NR_SLOTS * core::mem::size_of::<u64>();
+        // SAFETY: a plain allocation; the memory comes zeroed.
+        let p = unsafe {
+            bindings::pcpu_alloc_noprof(
+                size,
+                core::mem::align_of::<u64>(),
+                false,
+                bindings::GFP_KERNEL,
+            )
+        };
+        if p.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a per-CPU pointer to `NR_SLOTS` zeroed `u64`s, set
+        // before the table is registered.
+        BLOCK.store(p as usize, Ordering::Relaxed);
+        Ok(CounterMemory)
+    }
+}
+
+impl Drop for CounterMemory {
+    fn drop(&mut self) {
+        let p = BLOCK.swap(0, Ordering::Relaxed);
+        if p != 0 {
+            // SAFETY: `p` came from `pcpu_alloc_noprof()` and is freed
+            // once: the swap took it. No callback runs any more (the owner
+            // unregistered the table first) and no debugfs file reads it
+            // (removed before this runs).
+            unsafe { bindings::free_percpu(p as *mut c_void) };
+        }
+    }
+}
+
+/// How often the scheduler asked a hook, with what answer and which of its
+/// `N` flags on, published in debugfs so a run can show that its hooks were
+/// exercised and that each call site passes its flags.
+///
+/// A call costs one addition, to the slot of its combination: slot
+/// `first + (hit | on[0] << 1 | on[1] << 2 ...)` of the hook's `2 << N`
+/// slots. The calls, the `true` answers and each flag's calls are sums of
+/// those slots, made when debugfs reads them, not on the scheduler's path.
+pub(crate) struct HookStats<const N: usize, const FIRST: usize> {
+    /// Every slot of the hook.
+    calls: Counter,
+    /// The slots of a `true` answer.
+    hits: Counter,
+}
+
+impl<const N: usize, const FIRST: usize> HookStats<N, FIRST> {
+    /// Slots of the hook: one per answer and combination of flags.
+    const SLOTS: usize = 2 << N;
+
+    const NEW: Self = HookStats {
+        calls: Counter {
+            first: FIRST,
+            n: Self::SLOTS,
+            mask: 0,
+            want: 0,
+        },
+        hits: Counter {
+            first: FIRST,
+            n: Self::SLOTS,
+            mask: 1,
+            want: 1,
+        },
+    };
+
+    /// The slots of the calls that carried the hook's flag number `bit` on.
+    const fn with_flag(&self, bit: usize) -> Counter {
+        let flag = 2 << bit;
+        Counter {
+            first: FIRST,
+            n: Self::SLOTS,
+            mask: flag,
+            want: flag,
+        }
+    }
+
+    /// Counts one call, its answer `hit` and its flags `on` (in the order
+    /// of the hook's line in `hook_table!`), when `COUNT`: the KUnit
+    /// table's instances count nothing.
+    #[inline(always)]
+    pub(crate) fn record<const COUNT: bool>(&self, hit: bool, on: [bool; N]) -> bool {
+        if !COUNT {
+            return hit;
+        }
+        if let Some(counts) = Counts::get() {
+            let mut combination = usize::from(hit);
+            for (bit, flag) in on.into_iter().enumerate() {
+                combination |= usize::from(flag) << (bit + 1);
+            }
+            counts.bump::<FIRST>(combination & (Self::SLOTS - 1));
+        }
+        hit
+    }
+}
 
 /// Galbraith, "sched: Further improve spurious CPU_IDLE active migrations"
 /// (2016): the idle-CPU imbalance test of
 /// `sched_balance_find_src_group()`.
 ///
-/// # Safety
-///
-/// `args` points to a valid argument struct, which the C shim builds on
-/// its stack for the duration of the call. The same holds for every
-/// callback below.
-pub(crate) unsafe extern "C" fn idle_cpus_balanced<const COUNT: bool>(
-    args: *const bindings::sched_lb_idle_cpus_args,
+/// This and the four callbacks after it take scalars, in registers, so
+/// they read no memory of the kernel's and need no `# Safety`; bindgen
+/// still types them `unsafe` in the table.
+pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
+    local_idle_cpus: u32,
+    busiest_idle_cpus: u32,
+    llc_size: u32,
+    balance_idle_cpus: bool,
+    balance_idle_llc2: bool,
 ) -> bool {
-    // SAFETY: the caller guarantees `args` is valid for reads (see above).
-    let a = unsafe { args.read() };
     let flags = IdleCpusFlags {
-        balance_idle_cpus: a.balance_idle_cpus,
-        balance_idle_llc2: a.balance_idle_llc2,
+        balance_idle_cpus,
+        balance_idle_llc2,
     };
     IDLE_CPUS.record::<COUNT>(
-        idle_cpus::is_balanced(a.local_idle_cpus, a.busiest_idle_cpus, a.llc_size, flags),
-        &[
-            (flag!(BALANCE_IDLE_CPUS), a.balance_idle_cpus),
-            (flag!(BALANCE_IDLE_LLC2), a.balance_idle_llc2),
-        ],
+        idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags),
+        [balance_idle_cpus, balance_idle_llc2],
     )
 }
 
 /// Guittot, "[PATCH 1/4] sched/fair: relax constraint on task's load
 /// during load balance" (2020): the `migrate_load` test of `detach_tasks()`.
-///
-/// # Safety
-///
-/// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn detach_skip<const COUNT: bool>(
-    args: *const bindings::sched_lb_detach_args,
+pub(crate) extern "C" fn detach_skip<const COUNT: bool>(
+    load: u64,
+    imbalance: i64,
+    nr_balance_failed: u32,
+    cache_nice_tries: u32,
+    relax_failed: bool,
 ) -> bool {
-    // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { args.read() };
     DETACH.record::<COUNT>(
         detach_load::should_skip(
-            a.load,
-            a.imbalance,
-            a.nr_balance_failed,
-            a.cache_nice_tries,
-            a.relax_failed,
+            load,
+            imbalance,
+            nr_balance_failed,
+            cache_nice_tries,
+            relax_failed,
         ),
-        &[(flag!(LB_RELAX_FAILED), a.relax_failed)],
+        [relax_failed],
     )
 }
 
 /// Guittot, "[PATCH 2/4] sched/fair: reduce minimal imbalance threshold"
 /// (2020): the `imbalance_pct` test, against v5.9's 125 above the LLC while
 /// `LB_REDUCED_IMBALANCE_PCT` is off.
-///
-/// # Safety
-///
-/// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn avg_load_balanced<const COUNT: bool>(
-    args: *const bindings::sched_lb_avg_load_args,
+pub(crate) extern "C" fn avg_load_balanced<const COUNT: bool>(
+    busiest_avg_load: u64,
+    local_avg_load: u64,
+    imbalance_pct: u32,
+    above_llc: bool,
+    reduced: bool,
 ) -> bool {
-    // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { args.read() };
     AVG_LOAD.record::<COUNT>(
         avg_load::balanced(AvgLoadInput {
-            busiest_avg_load: a.busiest_avg_load,
-            local_avg_load: a.local_avg_load,
-            imbalance_pct: a.imbalance_pct,
-            above_llc: a.above_llc,
-            reduced: a.reduced,
+            busiest_avg_load,
+            local_avg_load,
+            imbalance_pct,
+            above_llc,
+            reduced,
         }),
-        &[(flag!(LB_REDUCED_IMBALANCE_PCT), a.reduced)],
+        [reduced],
     )
 }
 
 /// Guittot, "[PATCH 3/4] sched/fair: minimize concurrent LBs between domain
 /// level" and 4/4 (2020): `get_sd_balance_interval()`.
-///
-/// # Safety
-///
-/// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
-    args: *const bindings::sched_lb_interval_args,
+pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
+    balance_interval_ms: u32,
+    busy_factor: u32,
+    max_interval_jiffies: u64,
+    cpu_busy: bool,
+    busy_dec: bool,
 ) -> u64 {
-    // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { args.read() };
-    INTERVAL.record::<COUNT>(a.cpu_busy, &[(flag!(LB_BUSY_INTERVAL_DEC), a.busy_dec)]);
+    INTERVAL.record::<COUNT>(cpu_busy, [busy_dec]);
     // Milliseconds to jiffies at the HZ of the kernel this module was built
     // against (its vermagic ties the two), with that HZ's constants folded
     // in, as in the C. Not `bindings::HZ`: bindgen gives the uapi USER_HZ
     // (100) for that name.
     balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
-        a.balance_interval_ms,
-        a.busy_factor,
-        a.cpu_busy,
-        a.max_interval_jiffies,
-        a.busy_dec,
+        balance_interval_ms,
+        busy_factor,
+        cpu_busy,
+        max_interval_jiffies,
+        busy_dec,
     )
 }
 
 /// Low (2013) and Jain (2018), see `policy::newidle_walk`: where the
 /// newidle walk stops.
 ///
-/// # Safety
-///
-/// As for [`idle_cpus_balanced()`].
-pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
-    args: *const bindings::sched_lb_newidle_args,
+/// The kernel passes `cost_ns`, the sum the stock test compares the
+/// expected idle time against (the walk's cost so far plus the domain's
+/// `max_newidle_lb_cost`), to keep to six parameters; the rule only ever
+/// adds the two, so the sum goes in as the walk's cost and the domain's
+/// part as 0.
+pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
+    avg_idle_ns: u64,
+    cost_ns: u64,
+    consecutive_failures: u32,
+    backoff: bool,
+    migration_cost_ns: u64,
+    migration_cost: bool,
 ) -> bool {
-    // SAFETY: as for `idle_cpus_balanced()`.
-    let a = unsafe { args.read() };
     let step = WalkStep {
-        avg_idle_ns: a.avg_idle_ns,
-        curr_cost_ns: a.curr_cost_ns,
-        max_newidle_lb_cost_ns: a.max_newidle_lb_cost_ns,
-        migration_cost_ns: a.migration_cost_ns,
-        consecutive_failures: a.consecutive_failures,
-        newidle_backoff: a.backoff,
-        sd_migration_cost: a.migration_cost,
+        avg_idle_ns,
+        curr_cost_ns: cost_ns,
+        max_newidle_lb_cost_ns: 0,
+        migration_cost_ns,
+        consecutive_failures,
+        newidle_backoff: backoff,
+        sd_migration_cost: migration_cost,
     };
     let stop = newidle_walk::stop_at_domain(step);
     // Only a stop with the flag on can be the backoff's; the second
-    // evaluation of the rule is skipped for every other answer.
-    if let (true, true, Some(counts)) = (COUNT, a.backoff && stop, Counts::get()) {
-        counts.add(
-            &NEWIDLE_BACKOFF_STOPS,
-            u64::from(newidle_walk::stopped_by_backoff(step)),
-        );
+    // evaluation of the rule, and the load of the counters, are skipped
+    // for every other answer.
+    if COUNT && backoff && stop {
+        if let Some(counts) = Counts::get() {
+            counts.add(
+                &NEWIDLE_BACKOFF_STOPS,
+                u64::from(newidle_walk::stopped_by_backoff(step)),
+            );
+        }
     }
-    NEWIDLE.record::<COUNT>(
-        stop,
-        &[
-            (flag!(NEWIDLE_BACKOFF), a.backoff),
-            (flag!(SD_MIGRATION_COST), a.migration_cost),
-        ],
-    )
+    NEWIDLE.record::<COUNT>(stop, [backoff, migration_cost])
 }
 
 /// Low (2013): the failure streak `newidle_stop` backs off on, after each
@@ -648,12 +749,15 @@ pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
 ///
 /// # Safety
 ///
-/// As for [`idle_cpus_balanced()`].
+/// `args` points to a valid argument struct, which the C shim builds on
+/// its stack for the duration of the call. The same holds for every
+/// callback below.
 unsafe extern "C" fn newidle_account<const COUNT: bool>(args: *mut bindings::sched_lb_streak_args) {
-    // SAFETY: as for `idle_cpus_balanced()`, and the shim lets us write
-    // the out fields; nothing else holds the struct during the call.
+    // SAFETY: the caller guarantees `args` is valid (see above), and the
+    // shim lets us write the out fields; nothing else holds the struct
+    // during the call.
     let a = unsafe { &mut *args };
-    STREAK.record::<COUNT>(a.pulled, &[]);
+    STREAK.record::<COUNT>(a.pulled, []);
     let s = newidle_streak::account(
         Streak {
             failures: a.failures,
@@ -849,12 +953,7 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
     let scan = answer.scan;
     SIS.record::<COUNT>(
         scan.cpu.is_some(),
-        &[
-            (flag!(SIS_PROP), a.sis_prop),
-            (flag!(SIS_AGE), a.sis_age),
-            (flag!(SIS_ONCE), a.sis_once),
-            (flag!(SIS_FOLD), a.sis_fold),
-        ],
+        [a.sis_prop, a.sis_age, a.sis_once, a.sis_fold],
     );
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
@@ -880,10 +979,12 @@ pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
     let a = unsafe { &mut *args };
     // Scans whose budget was zero (SIS_UTIL: overloaded) visited nothing
     // and are only in `calls`.
-    let scanned = SIS_ACCOUNT.record::<COUNT>(a.loops > 0, &[]);
-    if let (true, true, Some(counts)) = (COUNT, scanned, Counts::get()) {
-        counts.add(&SIS_SCAN_NS, a.scan_time_ns);
-        counts.add(&SIS_LOOPS, u64::from(a.loops));
+    let scanned = SIS_ACCOUNT.record::<COUNT>(a.loops > 0, []);
+    if COUNT && scanned {
+        if let Some(counts) = Counts::get() {
+            counts.add(&SIS_SCAN_NS, a.scan_time_ns);
+            counts.add(&SIS_LOOPS, u64::from(a.loops));
+        }
     }
     let done = sis_chain::account(
         a.avg_scan_cost_ns,
@@ -991,7 +1092,7 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
             }
         },
     );
-    STEAL.record::<COUNT>(result.tried, &[(flag!(STEAL), true)]);
+    STEAL.record::<COUNT>(result.tried, [true]);
     if let (true, Some(counts)) = (COUNT, Counts::get()) {
         counts.add(&STEAL_ATTEMPTS, u64::from(result.attempts));
         counts.add(&STEAL_STOLEN, u64::from(result.from.is_some()));
@@ -1171,12 +1272,12 @@ impl Drop for Registration {
         // waits for an RCU grace period, after which no CPU runs a
         // callback of ours.
         unsafe { bindings::sched_lb_ops_unregister(&OPS.0) };
-        for (name, stats) in STATS.iter() {
+        for (name, calls, hits) in STATS.iter() {
             pr_info!(
                 "{}: {} calls, {} true\n",
                 name.to_str().unwrap_or("?"),
-                stats.calls().sum(),
-                stats.hits().sum()
+                calls.sum(),
+                hits.sum()
             );
         }
         pr_info!(

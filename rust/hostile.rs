@@ -47,38 +47,39 @@ fn next_lie(n: u32) -> u32 {
 
 /// Never balanced: imbalanced even where stock counts the groups as
 /// balanced, which no flag behind the hook allows.
-///
-/// # Safety
-///
-/// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn idle_cpus_balanced<const COUNT: bool>(
-    _args: *const bindings::sched_lb_idle_cpus_args,
+pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
+    _local_idle_cpus: u32,
+    _busiest_idle_cpus: u32,
+    _llc_size: u32,
+    balance_idle_cpus: bool,
+    balance_idle_llc2: bool,
 ) -> bool {
-    IDLE_CPUS.record::<COUNT>(false, &[])
+    IDLE_CPUS.record::<COUNT>(false, [balance_idle_cpus, balance_idle_llc2])
 }
 
 /// Never stops the newidle walk, even where stock stops it, which no flag
 /// behind the hook allows.
-///
-/// # Safety
-///
-/// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn newidle_stop<const COUNT: bool>(
-    _args: *const bindings::sched_lb_newidle_args,
+pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
+    _avg_idle_ns: u64,
+    _cost_ns: u64,
+    _consecutive_failures: u32,
+    backoff: bool,
+    _migration_cost_ns: u64,
+    migration_cost: bool,
 ) -> bool {
-    NEWIDLE.record::<COUNT>(false, &[])
+    NEWIDLE.record::<COUNT>(false, [backoff, migration_cost])
 }
 
 /// An interval the kernel must never take: 0 (balance at every tick) or
 /// `u64::MAX` (never again).
-///
-/// # Safety
-///
-/// As for the hook of the same name in `crate::hooks`.
-pub(crate) unsafe extern "C" fn balance_interval<const COUNT: bool>(
-    _args: *const bindings::sched_lb_interval_args,
+pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
+    _balance_interval_ms: u32,
+    _busy_factor: u32,
+    _max_interval_jiffies: u64,
+    cpu_busy: bool,
+    busy_dec: bool,
 ) -> u64 {
-    INTERVAL.record::<COUNT>(true, &[]);
+    INTERVAL.record::<COUNT>(cpu_busy, [busy_dec]);
     if next_lie(2) == 0 {
         0
     } else {
@@ -99,7 +100,7 @@ pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(
 ) {
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
-    STREAK.record::<COUNT>(a.pulled, &[]);
+    STREAK.record::<COUNT>(a.pulled, []);
     if a.pulled {
         a.failures = a.failures.max(1);
     } else {
@@ -121,9 +122,9 @@ pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(
 pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
     args: *mut bindings::sched_lb_sis_args,
 ) -> c_int {
-    SIS.record::<COUNT>(true, &[]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
+    SIS.record::<COUNT>(true, [a.sis_prop, a.sis_age, a.sis_once, a.sis_fold]);
     if let Some(cpu_idle) = a.cpu_idle {
         // SAFETY: the shim's callback with its own argument struct; it
         // refuses these CPUs, which is what is being tested.
@@ -189,7 +190,7 @@ pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
 pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
     args: *mut bindings::sched_lb_steal_args,
 ) -> c_int {
-    STEAL.record::<COUNT>(true, &[]);
+    STEAL.record::<COUNT>(true, [true]);
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(steal_from) = a.steal_from {

@@ -4,16 +4,19 @@
 
 Each log holds, from the site_cost KUnit case, one line per hook site:
 
-    hook-site HOOK passes N empty E stock S hooked H
+    hook-site HOOK passes N empty E stock S hooked H quiet Q
 
-E, S and H are get_cycles() counts of N passes through an empty loop, the
-site with the hook's static key off (the stock code) and the site as the
-registered table set it. Under QEMU's -icount shift=0 a cycle is one guest
-instruction, so (S - E) / N and (H - E) / N are instructions per call of
-the site, stock and hooked, with the preparation of the inputs (a few
-shifts and masks, the same in both) included. The table gives, per site,
-the median over the runs of each, their spread (max - min over the runs),
-the extra instructions the hook costs and the ratio hooked / stock.
+E, S, H and Q are get_cycles() counts of N passes through an empty loop,
+the site with the hook's static key off (the stock code), the site through
+the module's registered table (which counts each call for debugfs) and
+through its KUnit table (the same callbacks, counting nothing). Under
+QEMU's -icount shift=0 a cycle is one guest instruction, so (S - E) / N,
+(H - E) / N and (Q - E) / N are instructions per call of the site, with
+the preparation of the inputs (a few shifts and masks, the same in each)
+included. The table gives, per site, the median over the runs of each, the
+extra instructions the hook costs with and without the counters, the ratio
+hooked / stock, and the largest spread (max - min over the runs) of the
+three.
 
   site_cost.py [--md FILE] [--rst FILE] LOG...
 """
@@ -23,7 +26,8 @@ import re
 import statistics
 import sys
 
-LINE = re.compile(r"hook-site (\w+) passes (\d+) empty (\d+) stock (\d+) hooked (\d+)")
+LINE = re.compile(
+    r"hook-site (\w+) passes (\d+) empty (\d+) stock (\d+) hooked (\d+) quiet (\d+)")
 
 
 def parse(path):
@@ -34,10 +38,10 @@ def parse(path):
     rows = {}
     for m in LINE.finditer(text):
         hook = m.group(1)
-        n, empty, stock, hooked = (int(x) for x in m.groups()[1:])
+        n, empty, stock, hooked, quiet = (int(x) for x in m.groups()[1:])
         if n == 0:
             sys.exit(f"site_cost: {path}: {hook} ran 0 passes")
-        rows[hook] = ((stock - empty) / n, (hooked - empty) / n, empty / n)
+        rows[hook] = ((stock - empty) / n, (hooked - empty) / n, empty / n, (quiet - empty) / n)
     if not rows:
         sys.exit(f"site_cost: {path} has no 'hook-site' line: did the site_cost KUnit case run?")
     return rows
@@ -56,16 +60,18 @@ def main():
         if list(r) != hooks:
             sys.exit(f"site_cost: {p} has sites {list(r)}, {a.logs[0]} has {hooks}")
 
-    head = ["site (hook)", "stock insn/call", "spread", "hooked insn/call", "spread",
-            "extra insn", "hooked / stock"]
+    head = ["site (hook)", "stock insn/call", "hooked insn/call", "extra insn",
+            "hooked / stock", "extra without counters", "spread"]
     table = []
     for h in hooks:
         st = [r[h][0] for r in runs]
         hk = [r[h][1] for r in runs]
-        ms, mh = statistics.median(st), statistics.median(hk)
-        table.append([h, f"{ms:.1f}", f"{max(st) - min(st):.1f}", f"{mh:.1f}",
-                      f"{max(hk) - min(hk):.1f}", f"{mh - ms:+.1f}",
-                      f"{mh / ms:.2f}x" if ms > 0 else "-"])
+        qt = [r[h][3] for r in runs]
+        ms, mh, mq = statistics.median(st), statistics.median(hk), statistics.median(qt)
+        spread = max(max(c) - min(c) for c in (st, hk, qt))
+        table.append([h, f"{ms:.1f}", f"{mh:.1f}", f"{mh - ms:+.1f}",
+                      f"{mh / ms:.2f}x" if ms > 0 else "-", f"{mq - ms:+.1f}",
+                      f"{spread:.1f}"])
     empty = statistics.median(r[hooks[0]][2] for r in runs)
     note = (f"{len(runs)} runs, median; spread = max - min over the runs; empty loop "
             f"{empty:.1f} instructions per pass, subtracted.")

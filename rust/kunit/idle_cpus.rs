@@ -71,16 +71,6 @@ static IDLE_ROWS: [IdleRow; 15] = [
     row("llc 2, diff 3, v2", 3, 0, 2, LLC2, false),
 ];
 
-fn c_args(r: &IdleRow) -> bindings::sched_lb_idle_cpus_args {
-    bindings::sched_lb_idle_cpus_args {
-        local_idle_cpus: r.local_idle,
-        busiest_idle_cpus: r.busiest_idle,
-        llc_size: r.llc_size,
-        balance_idle_cpus: r.flags.balance_idle_cpus,
-        balance_idle_llc2: r.flags.balance_idle_llc2,
-    }
-}
-
 pub(super) extern "C" fn rule(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
         let got = idle_cpus::is_balanced(r.local_idle, r.busiest_idle, r.llc_size, r.flags);
@@ -103,9 +93,17 @@ pub(super) extern "C" fn callback(_test: *mut bindings::kunit) {
     );
     if let Some(cb) = ops.idle_cpus_balanced {
         for r in IDLE_ROWS.iter() {
-            let args = c_args(r);
-            // SAFETY: `args` is a valid argument struct on this stack.
-            let got = unsafe { cb(&args) };
+            // SAFETY: the callback is this module's own, taking scalars;
+            // bindgen types every callback of the table `unsafe`.
+            let got = unsafe {
+                cb(
+                    r.local_idle,
+                    r.busiest_idle,
+                    r.llc_size,
+                    r.flags.balance_idle_cpus,
+                    r.flags.balance_idle_llc2,
+                )
+            };
             super::check!(
                 "idle_cpus_callback",
                 got == r.balanced,
@@ -119,11 +117,18 @@ pub(super) extern "C" fn callback(_test: *mut bindings::kunit) {
 
 pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     for r in IDLE_ROWS.iter() {
-        let args = c_args(r);
-        // SAFETY: `args` is valid for the call; the shim takes the RCU read
-        // lock itself and asks this module's KUnit table, a `'static`.
-        let got =
-            unsafe { bindings::sched_lb_test_idle_cpus_balanced(crate::hooks::kunit_ops(), &args) };
+        // SAFETY: scalars and a `'static` table, this module's KUnit one;
+        // the shim takes the RCU read lock itself.
+        let got = unsafe {
+            bindings::sched_lb_test_idle_cpus_balanced(
+                crate::hooks::kunit_ops(),
+                r.local_idle,
+                r.busiest_idle,
+                r.llc_size,
+                r.flags.balance_idle_cpus,
+                r.flags.balance_idle_llc2,
+            )
+        };
         super::check!(
             "idle_cpus_kernel_shim",
             got == r.balanced,

@@ -85,25 +85,26 @@ pub(super) extern "C" fn thread_rows(_test: *mut bindings::kunit) {
     }
 }
 
-/// The rows at this kernel's HZ through the kernel's shim: the C builds
-/// the argument struct and the module converts with the HZ it was built
+/// The rows at this kernel's HZ through the kernel's shim: the C passes
+/// the inputs and the module converts with the HZ it was built
 /// for, so rows written for another HZ are the pure rule's alone
 /// (`thread_rows`). At least one row must run, or this case tests nothing.
 pub(super) extern "C" fn kernel_shim(_test: *mut bindings::kunit) {
     let mut ran = 0u32;
     for r in ROWS.iter().filter(|r| r.3 == bindings::CONFIG_HZ) {
         let i = input(r);
-        let args = bindings::sched_lb_interval_args {
-            balance_interval_ms: i.balance_interval_ms,
-            busy_factor: i.busy_factor,
-            max_interval_jiffies: i.max_interval_jiffies,
-            cpu_busy: i.cpu_busy,
-            busy_dec: i.busy_dec,
+        // SAFETY: scalars and a `'static` table, this module's KUnit one;
+        // the shim takes the RCU read lock itself.
+        let got = unsafe {
+            bindings::sched_lb_test_balance_interval(
+                crate::hooks::kunit_ops(),
+                i.balance_interval_ms,
+                i.busy_factor,
+                i.max_interval_jiffies,
+                i.cpu_busy,
+                i.busy_dec,
+            )
         };
-        // SAFETY: `args` is valid for the call; the shim takes the RCU
-        // read lock and asks this module's KUnit table, a `'static`.
-        let got =
-            unsafe { bindings::sched_lb_test_balance_interval(crate::hooks::kunit_ops(), &args) };
         // `unsigned long` is `usize` in the bindings; 64 bits either way.
         let got = got as u64;
         check!("interval_kernel_shim", got == r.6, "{:?}: got {}", r, got);

@@ -53,16 +53,18 @@ pub(super) extern "C" fn detach_rows(_test: *mut bindings::kunit) {
 
 pub(super) extern "C" fn detach_kernel_shim(_test: *mut bindings::kunit) {
     for &(load, imb, failed, tries, relax, skip) in DETACH_ROWS.iter() {
-        let args = bindings::sched_lb_detach_args {
-            load,
-            imbalance: imb,
-            nr_balance_failed: failed,
-            cache_nice_tries: tries,
-            relax_failed: relax,
+        // SAFETY: scalars and a `'static` table, this module's KUnit one;
+        // the shim takes the RCU read lock itself.
+        let got = unsafe {
+            bindings::sched_lb_test_detach_skip(
+                crate::hooks::kunit_ops(),
+                load,
+                imb,
+                failed,
+                tries,
+                relax,
+            )
         };
-        // SAFETY: `args` is valid for the call; the shim takes the RCU
-        // read lock and asks this module's KUnit table, a `'static`.
-        let got = unsafe { bindings::sched_lb_test_detach_skip(crate::hooks::kunit_ops(), &args) };
         check!(
             "detach_skip_kernel_shim",
             got == skip,
@@ -133,16 +135,17 @@ pub(super) extern "C" fn avg_load_rows(_test: *mut bindings::kunit) {
 /// table, the same code as the registered one without the counting).
 pub(super) extern "C" fn avg_load_kernel_shim(_test: *mut bindings::kunit) {
     for &(b, l, pct, above_llc, reduced, balanced) in AVG_ROWS.iter() {
-        let args = bindings::sched_lb_avg_load_args {
-            busiest_avg_load: b,
-            local_avg_load: l,
-            imbalance_pct: pct,
-            above_llc,
-            reduced,
-        };
         // SAFETY: as in `detach_kernel_shim()`.
-        let got =
-            unsafe { bindings::sched_lb_test_avg_load_balanced(crate::hooks::kunit_ops(), &args) };
+        let got = unsafe {
+            bindings::sched_lb_test_avg_load_balanced(
+                crate::hooks::kunit_ops(),
+                b,
+                l,
+                pct,
+                above_llc,
+                reduced,
+            )
+        };
         check!(
             "avg_load_kernel_shim",
             got == balanced,

@@ -32,8 +32,8 @@ pub fn avg_load_balanced(busiest_avg_load: u64, local_avg_load: u64, imbalance_p
     100u64.wrapping_mul(busiest_avg_load) <= u64::from(imbalance_pct).wrapping_mul(local_avg_load)
 }
 
-/// What the kernel's `avg_load_balanced` hook hands over
-/// (`struct sched_lb_avg_load_args`).
+/// What the kernel's `avg_load_balanced` hook hands over (its five
+/// parameters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AvgLoadInput {
     /// `avg_load` of the busiest group.
