@@ -2,8 +2,8 @@
 
 //! sched-lb-rs: load-balance policies in Rust for `kernel/sched/fair.c`.
 //!
-//! Registers a `struct sched_lb_ops` table (patch 0001 of `patches/`, the
-//! `<linux/sched/lb_hooks.h>` ABI) whose callbacks run the pure rules of
+//! Registers a `struct sched_lb_ops` table (the series' ABI,
+//! `<linux/sched/lb_hooks.h>`) whose callbacks run the pure rules of
 //! `rust/policy`. Loading the module enables the hooks; the `sched_feat`
 //! flags in `/sys/kernel/debug/sched/features` then select each policy.
 //! Unloading disables the hooks and waits for RCU before the text goes.
@@ -25,8 +25,10 @@ mod hostile;
 mod kunit;
 
 /// The pure rules: the `rust/policy` crate that `cargo test` checks and the
-/// simulator runs, included through its own `lib.rs`, so its lints
-/// (`forbid(unsafe_code)`, `deny(missing_docs)`) hold here too. Its items
+/// simulator runs, included through its own `lib.rs`, so its
+/// `forbid(unsafe_code)` holds here too. Its `deny(missing_docs)` checks
+/// nothing here (the module is private, so no item of it is public API);
+/// `cargo clippy` and `cargo doc` on the crate enforce it. Its items
 /// are `pub` for those other users; nothing outside this module reaches
 /// them here, hence `unreachable_pub`. The hostile build leaves most rules
 /// uncalled, and a build without KUnit the ones only the suites call (the

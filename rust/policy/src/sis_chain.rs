@@ -59,7 +59,7 @@ pub struct SisFlags {
 }
 
 /// This CPU's wake average: the idle time SIS_AGE predicts, and the jiffy
-/// it was last aged at (`rq->sched_lb_wake_avg`, `..._wake_stamp`).
+/// it was last aged at (`rq->wake_avg`, `rq->wake_stamp`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WakeAvg {
     /// Predicted idle time, ns.

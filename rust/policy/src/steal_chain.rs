@@ -18,8 +18,11 @@
 //!                                             after this one, wrapping
 //!                            3. steal_first   ask the shim for each victim
 //!                                             ◄── try_steal(cpu): the shim
-//!                                                 locks both runqueues and
-//!                                                 moves the leftmost task
+//!                                                 drops this CPU's runqueue
+//!                                                 lock, takes the victim's
+//!                                                 (never both) and moves
+//!                                                 its least recently run
+//!                                                 task that may run here
 //!                                             until one moves or this CPU
 //!                                             has work again
 //!     newidle balance      only if nothing was stolen

@@ -205,11 +205,20 @@ fn run(rule: &str, mode: Mode, iters: u64) -> Option<u64> {
                 )
             }))
         ),
+        // What the hook runs, `balanced()` with the imbalance_pct choice, at
+        // the default flags (LB_REDUCED_IMBALANCE_PCT on, so 117 stays
+        // 117 and the answer is the C's).
         "avg_load" => go!(
             |r: &mut Rng| (r.next() >> 40, r.next() >> 40, 117u32),
-            |(b, l, p): (u64, u64, u32)| u64::from(opaque(
-                avg_load::avg_load_balanced as fn(_, _, _) -> _
-            )(b, l, p)),
+            |(b, l, p): (u64, u64, u32)| u64::from(opaque(avg_load::balanced as fn(_) -> _)(
+                avg_load::AvgLoadInput {
+                    busiest_avg_load: b,
+                    local_avg_load: l,
+                    imbalance_pct: p,
+                    above_llc: true,
+                    reduced: true,
+                }
+            )),
             // SAFETY: as above.
             Some(|(b, l, p): (u64, u64, u32)| u64::from(unsafe {
                 opaque(cref::ref_avg_load_balanced as unsafe extern "C" fn(_, _, _) -> _)(b, l, p)
