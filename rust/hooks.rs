@@ -358,15 +358,14 @@ static BLOCK: AtomicUsize = AtomicUsize::new(0);
 /// the CPUs that wake or balance. Additions wrap, which after 2^64 events
 /// is harmless for a statistic.
 ///
-/// The slots are `first + i` for each `i < n` with `i & mask == want`: one
-/// slot for a plain counter, or the part of a hook's histogram (see
-/// [`HookStats`]) with a given answer or flag.
+/// The slots are `first + i` for each `i < n` with every bit of `mask`
+/// set in `i`: one slot for a plain counter, or the part of a hook's
+/// histogram (see [`HookStats`]) with a given answer or flag.
 #[derive(Clone, Copy)]
 pub(crate) struct Counter {
     first: usize,
     n: usize,
     mask: usize,
-    want: usize,
 }
 
 impl Counter {
@@ -375,7 +374,6 @@ impl Counter {
         first: 0,
         n: 0,
         mask: 0,
-        want: 0,
     };
 
     /// The one slot `slot`.
@@ -384,7 +382,6 @@ impl Counter {
             first: slot,
             n: 1,
             mask: 0,
-            want: 0,
         }
     }
 
@@ -392,7 +389,7 @@ impl Counter {
     fn sum(&self) -> u64 {
         let mut total = 0u64;
         for i in 0..self.n {
-            if i & self.mask == self.want {
+            if i & self.mask == self.mask {
                 total = total.wrapping_add(slot_sum(self.first.saturating_add(i)));
             }
         }
@@ -433,7 +430,7 @@ fn slot_sum(slot: usize) -> u64 {
         let p = pcpu.wrapping_add(offset) as *mut u64;
         // SAFETY: `p` is `cpu`'s copy of a slot of the live block (the
         // invariants of `BLOCK`), aligned, which that CPU writes with
-        // one 8-byte add: an atomic load reads it whole.
+        // one 8-byte `add` or `inc`: an atomic load reads it whole.
         let v = unsafe { AtomicU64::from_ptr(p) }.load(Ordering::Relaxed);
         total = total.wrapping_add(v);
     }
@@ -467,7 +464,7 @@ impl Counts {
             return;
         }
         // SAFETY: `%gs:base + 8 * (FIRST + index)` is this CPU's copy of
-        // a slot of the live per-CPU block, as in `add_slot()`.
+        // a slot of the live per-CPU block, as in `add()`.
         unsafe {
             core::arch::asm!(
                 "inc qword ptr gs:[{base} + {index} * 8 + {offset}]",
@@ -479,18 +476,14 @@ impl Counts {
         };
     }
 
-    /// Adds `n` to this CPU's plain counter `c` (one slot).
+    /// Adds `n` to this CPU's copy of the plain counter `c` (one slot): the
+    /// C `this_cpu_add()`, one instruction that an interrupt on this CPU
+    /// cannot split, so it needs neither a lock prefix nor disabled
+    /// preemption to be exact (the callbacks run with preemption disabled
+    /// anyway).
     #[inline(always)]
     fn add(&self, c: &Counter, n: u64) {
-        self.add_slot(c.first, n);
-    }
-
-    /// Adds `n` to this CPU's copy of slot `slot`: the C `this_cpu_add()`,
-    /// one instruction that an interrupt on this CPU cannot split, so it
-    /// needs neither a lock prefix nor disabled preemption to be exact (the
-    /// callbacks run with preemption disabled anyway).
-    #[inline(always)]
-    fn add_slot(&self, slot: usize, n: u64) {
+        let slot = c.first;
         if slot >= NR_SLOTS {
             return;
         }
@@ -570,29 +563,22 @@ impl<const N: usize, const FIRST: usize> HookStats<N, FIRST> {
     const SLOTS: usize = 2 << N;
 
     const NEW: Self = HookStats {
-        calls: Counter {
-            first: FIRST,
-            n: Self::SLOTS,
-            mask: 0,
-            want: 0,
-        },
-        hits: Counter {
-            first: FIRST,
-            n: Self::SLOTS,
-            mask: 1,
-            want: 1,
-        },
+        calls: Self::part(0),
+        hits: Self::part(1),
     };
 
-    /// The slots of the calls that carried the hook's flag number `bit` on.
-    const fn with_flag(&self, bit: usize) -> Counter {
-        let flag = 2 << bit;
+    /// The hook's slots whose combination has every bit of `mask` set.
+    const fn part(mask: usize) -> Counter {
         Counter {
             first: FIRST,
             n: Self::SLOTS,
-            mask: flag,
-            want: flag,
+            mask,
         }
+    }
+
+    /// The slots of the calls that carried the hook's flag number `bit` on.
+    const fn with_flag(&self, bit: usize) -> Counter {
+        Self::part(2 << bit)
     }
 
     /// Counts one call, its answer `hit` and its flags `on` (in the order
@@ -1093,9 +1079,11 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
         },
     );
     STEAL.record::<COUNT>(result.tried, [true]);
-    if let (true, Some(counts)) = (COUNT, Counts::get()) {
-        counts.add(&STEAL_ATTEMPTS, u64::from(result.attempts));
-        counts.add(&STEAL_STOLEN, u64::from(result.from.is_some()));
+    if COUNT {
+        if let Some(counts) = Counts::get() {
+            counts.add(&STEAL_ATTEMPTS, u64::from(result.attempts));
+            counts.add(&STEAL_STOLEN, u64::from(result.from.is_some()));
+        }
     }
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
