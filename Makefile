@@ -93,7 +93,7 @@ fuzz:
 		-p sched-lb-policy --test boundary_fuzz -- --nocapture
 
 cargo-test:
-	cargo test --workspace
+	cargo test --workspace --locked
 
 script-test:
 	@tests/scripts.sh

@@ -30,7 +30,7 @@ stage "cargo-mutants"
 # The exit status says whether mutants survived; check decides if that is
 # a failure. Only a failed baseline (4) or a usage error (1) stops here.
 rc=0
-cargo mutants -j "$SLB_JOBS" --no-shuffle -o "$(dirname "$out")" \
+cargo mutants -j "$SLB_JOBS" --no-shuffle -o "$(dirname "$out")" --cargo-arg=--locked \
 	--test-package sched-lb-policy --test-package sched-lb-cref || rc=$?
 [ "$(basename "$out")" = mutants.out ] ||
 	die "SLB_MUTANTS_OUT must end in mutants.out (cargo-mutants names it)"

@@ -139,7 +139,7 @@ impl LlcView for Llc16 {
 
 /// STEAL's answer for each victim: every third one yields a task.
 fn steal_every_third(cpu: u32) -> StealOutcome {
-    if cpu % 3 == 0 {
+    if cpu.is_multiple_of(3) {
         StealOutcome::Stolen
     } else {
         StealOutcome::NotStolen
