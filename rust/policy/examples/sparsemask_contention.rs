@@ -2,7 +2,7 @@
 
 //! Benchmark: Steve Sistare's sparsemask against a plain cpumask, for
 //! STEAL's overloaded-CPU mask (Sistare's reply to "[RFC 00/11] select_idle_sibling
-//! rework", 2018; patch 0015).
+//! rework", 2018; the kernel's `struct sched_lb_llc` `steal_mask`).
 //!
 //! Writers: every CPU sets and clears its own bit whenever its runnable
 //! count crosses 1 <-> 2, with a locked read-modify-write (`set_bit()`,

@@ -233,7 +233,7 @@ mod tests {
         })
     }
 
-    /// The patch 0008 rule this file replaces: only a walk that balanced
+    /// The rule this file replaces (Jason Low's count as first wired in): only a walk that balanced
     /// a domain moves the count, and only a newidle pull resets it.
     fn old_account(old: u32, balanced: bool, pulled: bool) -> u32 {
         if !balanced {
@@ -315,7 +315,7 @@ mod tests {
 
         // Total over the whole domain, never above old + 1 or the cap, a
         // pull always resets, and the stamp is one the kernel accepts
-        // (patch 0008's check): left alone, or moved forward to at most
+        // (`newidle_account`'s `sched_lb_stamp_bad()` check): left alone, or moved forward to at most
         // now, across wraps.
         #[test]
         fn bounded(f in any::<u32>(), stamp in any::<u64>(), now in any::<u64>(), hz in any::<u32>(), pulled in any::<bool>()) {

@@ -5,7 +5,8 @@
 //! and the tests all run, so that the order of the steps lives here once.
 //!
 //! It follows Peter Zijlstra's "[RFC 00/11] select_idle_sibling rework"
-//! (2018) as patches 0012 to 0014 wire it into `kernel/sched/fair.c`:
+//! (2018) as the `sis_select` hook and its shim `sched_lb_select_idle_cpu()`
+//! wire it into `kernel/sched/fair.c`:
 //!
 //! ```text
 //!   select_idle_sibling()          target, prev, recent CPU: stock checks

@@ -10,7 +10,7 @@
 //! search still reads one word per 8 elements. The number of bits per line
 //! is a creation-time parameter.
 //!
-//! Each LLC has its own mask (patch 0015's per-LLC sparsemask): element `e`
+//! Each LLC has its own mask (the series' `struct sched_lb_llc` `steal_mask`): element `e`
 //! is CPU `base + e`, `base` the lowest CPU of the LLC's span, so no line
 //! holds CPUs of two LLCs and a stealer reads only its own LLC's lines.
 //! The CPU <-> element mapping is the caller's; this file knows elements.
@@ -37,7 +37,7 @@ pub fn locate(elem: u32, bits_per_line: u32) -> (u32, u32) {
 }
 
 /// Words needed for `nelems` elements (whole lines). The kernel sizes
-/// its masks in C (patch 0015); the simulator and the tests use this.
+/// its masks in C (`sched_lb_attach_llcs()`); the simulator and the tests use this.
 #[cfg(not(MODULE))]
 pub fn words_for(nelems: u32, bits_per_line: u32) -> u32 {
     let per = bits_per_line.clamp(1, 64);

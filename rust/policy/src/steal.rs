@@ -15,7 +15,7 @@
 //!
 //! This file holds the pure decisions: when the mask changes, whether to
 //! steal at all, and in which order victims are tried. The kernel shim
-//! (patch 0015) keeps one sparsemask per LLC (see `sparsemask.rs`: element
+//! (`sched_lb_overload_update()`) keeps one sparsemask per LLC (see `sparsemask.rs`: element
 //! `e` is CPU `base + e`, `base` the LLC's lowest CPU), reads it only
 //! through atomics (`words.rs`), and moves the task under the runqueue
 //! locks, one victim at a time, when [`steal_first`] asks it to, while
@@ -47,7 +47,9 @@ pub fn overload_transition(old_nr_running: u32, new_nr_running: u32) -> Option<b
 /// (Sistare's regressions on bigger machines).
 pub const STEAL_MAX_NUMA_NODES: u32 = 2;
 
-/// Inputs of the decision whether to try stealing.
+/// The scalar inputs of the decision whether to try stealing; the one
+/// input that costs a walk of the overloaded mask is [`should_steal`]'s
+/// second argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StealInput {
     /// `sched_feat(STEAL)`.
@@ -56,8 +58,6 @@ pub struct StealInput {
     pub numa_nodes: u32,
     /// CFS tasks runnable here (only an idle CPU steals).
     pub nr_runnable: u32,
-    /// Some other CPU of the LLC is in the overloaded mask.
-    pub any_overloaded: bool,
     /// `rq->avg_idle`, ns.
     pub avg_idle_ns: u64,
     /// Average cost of a steal attempt here, ns.
@@ -67,14 +67,19 @@ pub struct StealInput {
 /// True if this CPU should try to steal before idle balancing: stealing is
 /// on and allowed on this machine, the CPU has nothing to run, some CPU of
 /// its LLC is overloaded, and the expected idle time covers a steal. The
-/// last test is what keeps a CPU whose idle periods are shorter than a
+/// cost test is what keeps a CPU whose idle periods are shorter than a
 /// steal from paying for one at every switch to idle.
-pub fn should_steal(i: StealInput) -> bool {
+///
+/// `any_overloaded` says whether some *other* CPU of the LLC is in the
+/// overloaded mask. It walks that mask, so it runs last, and only when
+/// every scalar test has passed: a CPU on an 8-node machine, or one that
+/// has work again, refuses without reading a line of the mask.
+pub fn should_steal(i: StealInput, any_overloaded: impl FnOnce() -> bool) -> bool {
     i.enabled
         && i.numa_nodes <= STEAL_MAX_NUMA_NODES
         && i.nr_runnable == 0
-        && i.any_overloaded
         && i.avg_idle_ns >= i.avg_steal_cost_ns
+        && any_overloaded()
 }
 
 /// Victims in the order they are tried: the overloaded CPUs of this CPU's
@@ -190,13 +195,12 @@ mod tests {
             enabled: true,
             numa_nodes: 1,
             nr_runnable: 0,
-            any_overloaded: true,
             avg_idle_ns,
             avg_steal_cost_ns: 2_000,
         };
-        assert!(should_steal(i(2_000)));
-        assert!(should_steal(i(3_999)));
-        assert!(!should_steal(i(1_999)));
+        assert!(should_steal(i(2_000), || true));
+        assert!(should_steal(i(3_999), || true));
+        assert!(!should_steal(i(1_999), || true));
     }
 
     #[test]
@@ -234,42 +238,66 @@ mod tests {
             enabled: true,
             numa_nodes: 1,
             nr_runnable: 0,
-            any_overloaded: true,
             avg_idle_ns: 10_000,
             avg_steal_cost_ns: 2_000,
         }
     }
 
+    /// Asks [`should_steal`] with an overloaded mask that says yes, and
+    /// also returns whether the mask was asked at all.
+    fn ask(i: StealInput) -> (bool, bool) {
+        let mut walked = false;
+        let yes = should_steal(i, || {
+            walked = true;
+            true
+        });
+        (yes, walked)
+    }
+
     #[test]
     fn decision() {
-        assert!(should_steal(input()));
-        assert!(!should_steal(StealInput {
-            enabled: false,
-            ..input()
-        }));
-        assert!(should_steal(StealInput {
-            numa_nodes: 2,
-            ..input()
-        }));
-        assert!(
-            !should_steal(StealInput {
-                numa_nodes: 8,
+        assert_eq!(ask(input()), (true, true));
+        assert!(!should_steal(input(), || false), "nothing to steal");
+        assert_eq!(
+            ask(StealInput {
+                numa_nodes: 2,
                 ..input()
             }),
-            "Sistare's 8-socket case"
+            (true, true)
         );
-        assert!(!should_steal(StealInput {
-            nr_runnable: 1,
-            ..input()
-        }));
-        assert!(!should_steal(StealInput {
-            any_overloaded: false,
-            ..input()
-        }));
-        assert!(!should_steal(StealInput {
-            avg_idle_ns: 1_999,
-            ..input()
-        }));
+        // Every scalar refusal comes before the walk of the mask.
+        for (what, i) in [
+            (
+                "STEAL off",
+                StealInput {
+                    enabled: false,
+                    ..input()
+                },
+            ),
+            (
+                "Sistare's 8-socket case",
+                StealInput {
+                    numa_nodes: 8,
+                    ..input()
+                },
+            ),
+            (
+                "work again",
+                StealInput {
+                    nr_runnable: 1,
+                    ..input()
+                },
+            ),
+            (
+                "idle too short",
+                StealInput {
+                    avg_idle_ns: 1_999,
+                    ..input()
+                },
+            ),
+        ] {
+            assert_eq!(ask(i), (false, false), "{what}");
+        }
     }
 
     /// Bits per line of Sistare's layout.

@@ -2,17 +2,19 @@
 
 //! One STEAL attempt, as the kernel's `steal` hook and the simulator both
 //! run it: Steve Sistare's "steal one task before idle balancing" (his
-//! reply to "[RFC 00/11] select_idle_sibling rework", 2018), wired in by
-//! patch 0016 just before `pick_next_task_fair()` goes newidle balancing.
+//! reply to "[RFC 00/11] select_idle_sibling rework", 2018), wired in
+//! just before `pick_next_task_fair()` goes newidle balancing.
 //!
 //! ```text
 //!   pick_next_task_fair()  nothing to run
 //!     sched_lb_steal()     the shim, under rcu_read_lock()
 //!       steal hook ──────► steal():
 //!                            1. should_steal  STEAL on, at most 2 nodes,
-//!                                             still idle, some *other* CPU
-//!                                             of the LLC overloaded, and
-//!                                             avg_idle covers a steal
+//!                                             still idle, avg_idle covers
+//!                                             a steal, and (only then, as
+//!                                             it walks the mask) some
+//!                                             *other* CPU of the LLC
+//!                                             overloaded
 //!                            2. victims       this core's siblings, then
 //!                                             the LLC, each from the CPU
 //!                                             after this one, wrapping
@@ -93,14 +95,14 @@ where
             a.this_cpu,
         )
     };
-    let tried = steal::should_steal(StealInput {
+    let input = StealInput {
         enabled: a.enabled,
         numa_nodes: a.numa_nodes,
         nr_runnable: a.nr_runnable,
-        any_overloaded: victims().next().is_some(),
         avg_idle_ns: a.avg_idle_ns,
         avg_steal_cost_ns: a.avg_steal_cost_ns,
-    });
+    };
+    let tried = steal::should_steal(input, || victims().next().is_some());
     if !tried {
         return StealAnswer::default();
     }

@@ -8,7 +8,7 @@
 //! every value a `u32`/`u64` field can hold, weighted toward 0, 1, the
 //! maxima and powers of two, and random machines for the scans. Each
 //! answer is checked against what the kernel accepts, the
-//! `sched_lb_reject()` sites of the series (patches 0007 to 0016), so a
+//! `sched_lb_reject()` sites of the series (every checked hook), so a
 //! rule that the kernel would refuse fails here first:
 //!
 //! - `balance_interval`: in `[1, max_interval_jiffies]`;

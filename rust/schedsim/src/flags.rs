@@ -3,7 +3,7 @@
 //! The `sched_feat` flags of the series, and the per-domain knobs.
 //!
 //! Mirrors the `SCHED_FEAT()` lines the patches add to
-//! `kernel/sched/features.h` (patches 0002 to 0015), with the same
+//! `kernel/sched/features.h` (the series' flags, `kunit/flags`), with the same
 //! defaults, plus the stock 6.12.117 features the model reads, with
 //! theirs: `DELAY_DEQUEUE` (on), `LB_MIN` (off), `NI_RANDOM` (on) and
 //! `SIS_UTIL` (on). With

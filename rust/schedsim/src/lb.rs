@@ -12,8 +12,8 @@
 //! with `task_hot()`, `need_active_balance()`,
 //! `active_load_balance_cpu_stop()`, `sched_balance_newidle()` with
 //! NI_RANDOM, `update_newidle_cost()` and `update_newidle_stats()`, and
-//! SIS_UTIL's `update_idle_cpu_scan()`; STEAL's victim task is patch
-//! 0016's `sched_lb_steal_detach()` (Sistare's `can_migrate_task_llc()`:
+//! SIS_UTIL's `update_idle_cpu_scan()`; STEAL's victim task is the
+//! series' `sched_lb_steal_detach()` (Sistare's `can_migrate_task_llc()`:
 //! no `task_hot()` inside the LLC).
 //!
 //! Every decision the series made replaceable goes through
@@ -907,7 +907,7 @@ impl Sim {
         rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, hz, pulled);
     }
 
-    /// Patch 0016's `sched_lb_steal_detach()`, which follows Sistare's
+    /// The series' `sched_lb_steal_detach()`, which follows Sistare's
     /// `can_migrate_task_llc()`: the task STEAL takes from `src`. Not
     /// Sistare's leftmost task (with group scheduling that tree holds group
     /// entities) but `detach_one_task()`'s order: from the least recently
@@ -1154,7 +1154,7 @@ mod tests {
         assert!(!s.try_steal(2), "not idle");
     }
 
-    /// Patch 0016: STEAL takes the least recently run task, not the
+    /// `sched_lb_steal_detach()`: STEAL takes the least recently run task, not the
     /// smallest vruntime, and with no cache-hot test: both tasks ran less
     /// than 500 us ago, and nothing has failed at the MC level.
     #[test]
@@ -1176,7 +1176,7 @@ mod tests {
         assert_eq!(s.tasks[recent].cpu, 5);
     }
 
-    /// Patch 0016 skips delayed-dequeue tasks: the least recently run one
+    /// `sched_lb_steal_detach()` skips delayed-dequeue tasks: the least recently run one
     /// is delayed, so the next one moves; with only one runnable task
     /// left besides it, nothing does (h_nr_runnable below 2).
     #[test]

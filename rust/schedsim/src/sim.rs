@@ -4,7 +4,7 @@
 //!
 //! Mirrors, much reduced, `kernel/sched/core.c` (`sched_tick()`,
 //! `try_to_wake_up()` with `ttwu_runnable()`, `ttwu_do_activate()`'s
-//! `avg_idle` update, SIS_AGE's `wake_avg` from patch 0013) and
+//! `avg_idle` update, SIS_AGE's `rq->wake_avg`) and
 //! `kernel/sched/fair.c` (`update_curr()`, `enqueue_entity()`,
 //! `dequeue_entity()` with DELAY_DEQUEUE, `requeue_delayed_entity()`,
 //! `set_next_entity()`, `pick_task_fair()`, `check_preempt_wakeup_fair()`,
@@ -365,8 +365,8 @@ pub struct LlcShared {
     /// RFC 01's `avg_scan_cost`, ns.
     pub avg_scan_cost_ns: u64,
     /// STEAL's overloaded CPUs of this LLC, sparsemask layout, element
-    /// `cpu - overloaded_base`: the LLC's own lines, as patch 0015 lays
-    /// them out. Cells behind an `Rc` because `steal::victims` walks the
+    /// `cpu - overloaded_base`: the LLC's own lines, as `struct sched_lb_llc`
+    /// lays them out. Cells behind an `Rc` because `steal::victims` walks the
     /// mask lazily while the steal it drives moves a task, which writes
     /// the mask (`nr_changed()`), as the kernel's walk over atomics does.
     pub overloaded: Rc<[Cell<u64>]>,
@@ -960,7 +960,7 @@ impl Sim {
             }
         }
         // STEAL's mask: only 1 <-> 2 crossings of h_nr_runnable write it
-        // (patch 0015: a delayed task is queued but not runnable).
+        // (`sched_lb_overload_update()`: a delayed task is queued but not runnable).
         if let Some(set) = sched_lb_policy::steal::overload_transition(old.runnable, new.runnable) {
             let llc = &self.llc[self.cfg.topology.llc_of[cpu as usize] as usize];
             let elem = cpu - llc.overloaded_base;
@@ -1367,7 +1367,7 @@ impl Sim {
             let avg = (rq.avg_idle_ns as i128 + diff / 8).max(0) as u64;
             rq.avg_idle_ns = avg.min(max);
             rq.idle_stamp_ns = 0;
-            // Patch 0013: SIS_AGE's estimate restarts at avg_idle / 2.
+            // SIS_AGE's estimate restarts at avg_idle / 2.
             rq.wake_stamp = now / self.tick_ns;
             rq.wake_avg_ns = rq.avg_idle_ns / 2;
         }
@@ -1555,7 +1555,7 @@ impl Sim {
 
     /// `select_idle_sibling()` of 6.12, with the series' policy scan in
     /// place of `select_idle_cpu()` when SIS_PROP or SIS_FOLD asks for it
-    /// (patches 0012 to 0014, `rust/hooks.rs`'s `sis_select`).
+    /// (the `sis_select` hook, `rust/hooks.rs`).
     fn select_idle_sibling(&mut self, t: usize, prev: u32, target: u32, this_cpu: u32) -> u32 {
         self.stats.sis_calls += 1;
         if self.idle(target) {

@@ -40,7 +40,8 @@ pub const SD_NUMA: u32 = 1 << 3;
 /// `SD_SERIALIZE`: one CPU at a time balances it.
 pub const SD_SERIALIZE: u32 = 1 << 4;
 
-/// Jain's (2018) per-level migration costs, in ns (patch 0009's defaults).
+/// Jain's (2018) per-level migration costs, in ns (the defaults of the series'
+/// `sched_lb_migration_cost_ns[]`, debugfs `migration_cost_ns/`).
 pub const MIGRATION_COST_SMT_NS: u64 = 0;
 /// LLC level, 50 us.
 pub const MIGRATION_COST_LLC_NS: u64 = 50_000;
