@@ -3,9 +3,9 @@
 # Checks /sys/kernel/debug/sched/lb_llc (the series' struct sched_lb_llc,
 # shown in debugfs: one line per LLC, "<span> cores <cores> smt_weight <n>
 # overloaded <cpus|->", or "<span> none") against the topology the kernel
-# has attached now. The guest's stress step runs it after every CPU hotplug and cpuset partition
-# change, each of which rebuilds the sched domains and so every struct
-# sched_lb_llc.
+# has attached now. The guest's stress step runs it after every CPU hotplug
+# and cpuset partition change, each of which rebuilds the sched domains and
+# so every struct sched_lb_llc.
 #
 # What must hold:
 #  - each online CPU whose domains share an LLC (an attached level with
