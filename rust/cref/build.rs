@@ -477,7 +477,7 @@ impl Seeds {
             .into_iter()
             .find(|d| d.is_dir())
             .ok_or(
-                "the seed threads (000_*.txt ... 002_*.txt) hold the patches whose C the\n\
+                "the seed threads (000_*.txt ... 004_*.txt) hold the patches whose C the\n\
                  differential tests compare against, and rust/cref/seeds is missing: restore\n\
                  it from git, or set SLB_SEEDS to their directory."
                     .to_string(),
@@ -882,6 +882,28 @@ fn ref_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
         "\n/* sis_min_cores: {cite} */\n{}\n",
         p.text.trim()
     ));
+
+    // Seed 004: Rohit Jain's stop test. No message of the thread carries
+    // his patch with its diff header; his own replies quote its added lines
+    // whole (the others' quotes break the lines differently).
+    let (t004, n004) = seeds.thread("004_")?;
+    let s004 = format!("seeds/{n004}");
+    let name = "JAIN_NEWIDLE_STOP";
+    let needle = "sd->max_newidle_lb_cost +";
+    let q = extract::quoted_added(&t004, "Re: [RFC 1/2]", "Rohit Jain", needle)
+        .map_err(ctx(name, &s004))?;
+    let p = extract::condition(&q.text, needle).map_err(ctx(name, &s004))?;
+    g.define(
+        name,
+        "the newidle stop test of [RFC 1/2] (Rohit Jain), as his reply quotes it",
+        &s004,
+        Piece {
+            first_line: q.first_line + p.first_line - 1,
+            last_line: q.first_line + p.last_line - 1,
+            ..p
+        },
+        true,
+    );
 
     Ok((g.text, g.list))
 }

@@ -91,6 +91,24 @@ bool ref_newidle_stop(u64 avg_idle, u64 curr_cost, u64 max_newidle_lb_cost)
 	return LINUX_NEWIDLE_STOP;
 }
 
+/*
+ * Seed 004: sched_balance_newidle()'s stop test with Rohit Jain's
+ * per-domain migration cost added (SD_MIGRATION_COST).
+ */
+bool ref_newidle_stop_jain(u64 avg_idle, u64 curr_cost, u64 max_newidle_lb_cost,
+			   u64 sched_migration_cost)
+{
+	struct rq rq = { .avg_idle = avg_idle };
+	struct rq *this_rq = &rq;
+	struct sched_domain sd_store = {
+		.max_newidle_lb_cost = max_newidle_lb_cost,
+		.sched_migration_cost = sched_migration_cost,
+	};
+	struct sched_domain *sd = &sd_store;
+
+	return JAIN_NEWIDLE_STOP;
+}
+
 /* Seed 002, RFC 01/11: select_idle_cpu()'s per-CPU scan cost. */
 u64 ref_sis_update_cost(u64 avg_scan_cost, u64 scan_time, int scan_loops)
 {

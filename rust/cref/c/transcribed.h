@@ -4,7 +4,7 @@
  * of a real source by build.rs. Each entry stands next to the quoted text
  * it comes from and says why it could not be extracted.
  *
- * 1. struct sched_domain's avg_scan_cost.
+ * 1. struct sched_domain's avg_scan_cost and sched_migration_cost.
  *
  *    RFC 01/11 and 06/11 of seed 002 (Zijlstra's select_idle_sibling
  *    rework, 2018) read and update sd->avg_scan_cost, which the 4.17 tree
@@ -22,12 +22,14 @@
  *    >> +u64 sched_migration_cost;
  *    >>  u64 avg_scan_cost;  / * select_idle_sibling * /
  *
- *    ("/ *" and "* /" stand for the comment markers.) The member, as
- *    declared there:
+ *    ("/ *" and "* /" stand for the comment markers.) The members, as
+ *    declared there: avg_scan_cost, and Jain's sched_migration_cost, which
+ *    his stop test (JAIN_NEWIDLE_STOP, extracted from his own reply in
+ *    seed 004) reads.
  */
 #ifndef SCHED_LB_CREF_TRANSCRIBED_H
 #define SCHED_LB_CREF_TRANSCRIBED_H
 
-#define RFC_SCHED_DOMAIN_MEMBERS	u64 avg_scan_cost;
+#define RFC_SCHED_DOMAIN_MEMBERS	u64 avg_scan_cost; u64 sched_migration_cost;
 
 #endif /* SCHED_LB_CREF_TRANSCRIBED_H */

@@ -812,6 +812,62 @@ pub fn hunk(
     }
 }
 
+/// Added lines that a reply quotes without the diff header [`hunk`] needs
+/// (the mailer dropped the file, the indentation and the quote marks, so
+/// only the `+` of each line is left): the run of consecutive `+` lines
+/// holding `needle`, without the `+`, in the messages `title` by `author`.
+/// A reply can quote a change more than once; every quote must read the
+/// same. Returns the piece, its lines those of the first quote (1-based,
+/// in the thread file).
+pub fn quoted_added(
+    thread: &str,
+    title: &str,
+    author: &str,
+    needle: &str,
+) -> Result<Piece, String> {
+    let lines: Vec<&str> = thread.lines().collect();
+    let msgs: Vec<_> = messages(&lines)
+        .into_iter()
+        .filter(|(t, a, _, _)| t.starts_with(title) && a == author)
+        .collect();
+    if msgs.is_empty() {
+        return Err(format!("no message '{title}...' by {author}"));
+    }
+    let added = |i: usize| lines[i].starts_with('+') && !lines[i].starts_with("+++");
+    let mut quotes: Vec<Piece> = Vec::new();
+    for (_, _, s, e) in msgs {
+        let mut i = s;
+        while i < e {
+            if !added(i) {
+                i += 1;
+                continue;
+            }
+            let first = i;
+            while i < e && added(i) {
+                i += 1;
+            }
+            let run: Vec<&str> = lines[first..i].iter().map(|l| &l[1..]).collect();
+            if run.iter().any(|l| l.contains(needle)) {
+                quotes.push(Piece {
+                    text: run.join("\n"),
+                    first_line: first + 1,
+                    last_line: i,
+                });
+            }
+        }
+    }
+    let first = quotes.first().ok_or(format!(
+        "no quoted '+' line holds '{needle}' in '{title}' by {author}"
+    ))?;
+    if let Some(q) = quotes.iter().find(|q| q.text != first.text) {
+        return Err(format!(
+            "'{needle}' is quoted differently at lines {} and {} of '{title}' by {author}",
+            first.first_line, q.first_line
+        ));
+    }
+    Ok(first.clone())
+}
+
 /// The hunks of `file` holding `needle` in lines `s..e` of a thread.
 fn hunks_in(
     lines: &[&str],
@@ -1100,5 +1156,20 @@ enum e { A, B };
         let r = reverse_apply("{\n\t/* c */\n\t/* more */\n\ta;\n\tb;\n}", &h).unwrap();
         assert_eq!(r, "{\n\t/* c */\n\t/* more */\na;\n}");
         assert!(reverse_apply("a;\nc;\nd;", &h).is_err());
+    }
+
+    #[test]
+    fn quoted_added_lines() {
+        let t = "Re: T\n\n[A]\n\n-  if (a) {\n\n+  if (a +\n+  b) {\nc;\n\nRe: T\n\n[A]\n\n+  if (a +\n+  b) {\n\nRe: T\n\n[B]\n\n+  if (a + x) {\n";
+        let q = quoted_added(t, "Re: T", "A", "if (a +").unwrap();
+        assert_eq!(q.text, "  if (a +\n  b) {");
+        assert_eq!((q.first_line, q.last_line), (7, 8));
+        assert_eq!(condition(&q.text, "b)").unwrap().text, "a + b");
+        assert!(quoted_added(t, "Re: T", "A", "nothing").is_err());
+        assert!(quoted_added(t, "Re: T", "C", "if (a").is_err());
+        // A and B quote it differently: refused, not one picked.
+        let both = t.replace("[B]", "[A]");
+        let e = quoted_added(&both, "Re: T", "A", "if (a").unwrap_err();
+        assert!(e.contains("quoted differently"), "{e}");
     }
 }

@@ -27,6 +27,12 @@ extern "C" {
     ) -> bool;
     pub fn ref_avg_load_balanced(busiest: c_ulong, local: c_ulong, imbalance_pct: c_uint) -> bool;
     pub fn ref_newidle_stop(avg_idle: u64, curr_cost: u64, max_newidle_lb_cost: u64) -> bool;
+    pub fn ref_newidle_stop_jain(
+        avg_idle: u64,
+        curr_cost: u64,
+        max_newidle_lb_cost: u64,
+        sched_migration_cost: u64,
+    ) -> bool;
     pub fn ref_sis_update_cost(avg_scan_cost: u64, time: u64, loops: c_int) -> u64;
     pub fn ref_sis_age(wake_avg: *mut u64, wake_stamp: *mut c_ulong, now: c_ulong);
     pub fn ref_sis_prop_nr(span_weight: c_uint, avg_idle: u64, avg_scan_cost: u64) -> c_int;
