@@ -115,7 +115,9 @@ fn run() -> Result<(), String> {
         seeds.dir.display()
     );
 
-    let (ref_h, ref_list) = ref_header(&tree, &seeds)?;
+    let patches = repo.join("patches");
+    println!("cargo:rerun-if-changed={}", patches.display());
+    let (ref_h, ref_list) = ref_header(&tree, &seeds, &patches)?;
     write(&gen.join("ref_gen.h"), &ref_h)?;
     let (hz_h, hz_list) = hz_header(&tree, &seeds)?;
     write(&gen.join("ref_hz_gen.h"), &hz_h)?;
@@ -582,7 +584,7 @@ impl Gen {
 
 /// The pieces of `c/ref.c`: 6.12's tests and the threads' code that the
 /// HZ-independent rules replace.
-fn ref_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
+fn ref_header(tree: &Tree, seeds: &Seeds, patches: &Path) -> Result<(String, String), String> {
     let mut g = Gen::new("ref_gen.h", "the C that c/ref.c wraps,", tree, seeds);
     let t = &tree.top;
     let f = |p: &str| format!("{t}/{p}");
@@ -883,6 +885,21 @@ fn ref_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
         p.text.trim()
     ));
 
+    // The series' own C where a policy rule decides in C before any hook
+    // runs: the last hunk of the series (patches/series order) that holds
+    // the function's definition is its final form.
+    let (name, needle) = (
+        "sched_lb_sis_wanted",
+        "static inline bool sched_lb_sis_wanted(",
+    );
+    let (p, origin) = series_function(patches, "kernel/sched/fair.c", name, needle)?;
+    g.raw("\n/* The flags sched_lb_sis_wanted() reads; c/ref.c sets them. */\nstatic bool sched_feat_SIS_FOLD, sched_feat_SIS_PROP;\n");
+    g.code(
+        &format!("{name}(), the series' entry test of the SIS policy scan"),
+        &origin,
+        p,
+    );
+
     // Seed 004: Rohit Jain's stop test. No message of the thread carries
     // his patch with its diff header; his own replies quote its added lines
     // whole (the others' quotes break the lines differently).
@@ -906,6 +923,36 @@ fn ref_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
     );
 
     Ok((g.text, g.list))
+}
+
+/// The function `name` as the series leaves it: from the last hunk, in
+/// `patches/series` order, of `file` that holds `needle` (its definition's
+/// first line), read from that hunk's new side. Returns the piece and its
+/// origin (patch file and hunk).
+fn series_function(
+    patches: &Path,
+    file: &str,
+    name: &str,
+    needle: &str,
+) -> Result<(Piece, String), String> {
+    let list = read(&patches.join("series"))?;
+    let mut last = None;
+    for p in list
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let text = read(&patches.join(p))?;
+        if let Some(h) = extract::patch_hunks(&text, file, needle)?.pop() {
+            last = Some((p.to_string(), h));
+        }
+    }
+    let (p, h) = last.ok_or(format!(
+        "no patch of patches/series defines {name}() in {file}"
+    ))?;
+    let origin = format!("patches/{p}:{} {}, new side", h.at_line, h.header);
+    let piece = extract::function(&h.side(Side::New), name).map_err(ctx(name, &origin))?;
+    Ok((piece, origin))
 }
 
 /// The pieces of `c/ref_hz.c`: 6.12's jiffies conversions and balance

@@ -109,6 +109,14 @@ bool ref_newidle_stop_jain(u64 avg_idle, u64 curr_cost, u64 max_newidle_lb_cost,
 	return JAIN_NEWIDLE_STOP;
 }
 
+/* The series: does the registered policy scan the LLC instead of stock? */
+bool ref_sis_wanted(bool fold, bool prop, bool has_idle_core)
+{
+	sched_feat_SIS_FOLD = fold;
+	sched_feat_SIS_PROP = prop;
+	return sched_lb_sis_wanted(has_idle_core);
+}
+
 /* Seed 002, RFC 01/11: select_idle_cpu()'s per-CPU scan cost. */
 u64 ref_sis_update_cost(u64 avg_scan_cost, u64 scan_time, int scan_loops)
 {

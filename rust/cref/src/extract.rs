@@ -868,6 +868,15 @@ pub fn quoted_added(
     Ok(first.clone())
 }
 
+/// Every hunk of `file` holding `needle` in a patch file (`git
+/// format-patch`'s mail, one patch, no thread around it), in order.
+pub fn patch_hunks(patch: &str, file: &str, needle: &str) -> Result<Vec<Hunk>, String> {
+    let lines: Vec<&str> = patch.lines().collect();
+    let mut found = Vec::new();
+    hunks_in(&lines, 0, lines.len(), file, needle, &mut found)?;
+    Ok(found)
+}
+
 /// The hunks of `file` holding `needle` in lines `s..e` of a thread.
 fn hunks_in(
     lines: &[&str],
@@ -1156,6 +1165,17 @@ enum e { A, B };
         let r = reverse_apply("{\n\t/* c */\n\t/* more */\n\ta;\n\tb;\n}", &h).unwrap();
         assert_eq!(r, "{\n\t/* c */\n\t/* more */\na;\n}");
         assert!(reverse_apply("a;\nc;\nd;", &h).is_err());
+    }
+
+    #[test]
+    fn hunks_of_a_patch_file() {
+        let p = "From x\nSubject: [PATCH 2/3] T\n---\ndiff --git a/k/f.c b/k/f.c\n--- a/k/f.c\n+++ b/k/f.c\n@@ -1,2 +1,2 @@\n a;\n-b;\n+c;\n@@ -9,1 +9,2 @@\n c;\n+d;\ndiff --git a/k/g.c b/k/g.c\n--- a/k/g.c\n+++ b/k/g.c\n@@ -1,1 +1,1 @@\n-c;\n+e;\n-- \n2.39\n";
+        let h = patch_hunks(p, "k/f.c", "c;").unwrap();
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[1].side(Side::New), "c;\nd;");
+        assert_eq!(h[0].at_line, 7);
+        assert!(patch_hunks(p, "k/f.c", "e;").unwrap().is_empty());
+        assert_eq!(patch_hunks(p, "k/g.c", "c;").unwrap().len(), 1);
     }
 
     #[test]

@@ -27,6 +27,7 @@ extern "C" {
     ) -> bool;
     pub fn ref_avg_load_balanced(busiest: c_ulong, local: c_ulong, imbalance_pct: c_uint) -> bool;
     pub fn ref_newidle_stop(avg_idle: u64, curr_cost: u64, max_newidle_lb_cost: u64) -> bool;
+    pub fn ref_sis_wanted(fold: bool, prop: bool, has_idle_core: bool) -> bool;
     pub fn ref_newidle_stop_jain(
         avg_idle: u64,
         curr_cost: u64,

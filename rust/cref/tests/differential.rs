@@ -13,7 +13,8 @@
 //! newidle stop test with the flags off (6.12) and with SD_MIGRATION_COST
 //! (seed 004), the jiffies conversions and the balance interval at 21 HZ
 //! values (6.12), SIS_PROP's scan cost, SIS_AGE and SIS_PROP's budget
-//! (seed 002, RFC 01, 02 and 06).
+//! (seed 002, RFC 01, 02 and 06), and whether the policy scans at all
+//! (the series' own `sched_lb_sis_wanted()`, from `patches/`).
 //!
 //! Not compared, for want of C: NEWIDLE_BACKOFF and its failure count
 //! (seed 003 is Jason Low's prose, no patch), STEAL's decision, victim
@@ -34,7 +35,7 @@ use sched_lb_policy::balance_interval::{
 };
 use sched_lb_policy::idle_cpus::{is_balanced, IdleCpusFlags};
 use sched_lb_policy::{
-    avg_load, detach_load, jiffies, newidle_walk, sis_age, sis_budget, sis_cost,
+    avg_load, detach_load, jiffies, newidle_walk, sis_age, sis_budget, sis_chain, sis_cost,
 };
 
 /// Random inputs per rule.
@@ -227,6 +228,33 @@ fn newidle_stop_with_migration_cost_matches_seed_004() {
         });
         Some((c, r, format!("avg_idle={a} curr={cur} max={max} mig={mig}")))
     });
+}
+
+/// The series' C decides before any hook whether the policy scans the LLC
+/// (`sched_lb_sis_wanted()`, taken from `patches/`); the policy's
+/// `policy_scans()` is what the simulator runs. Every input.
+#[test]
+fn sis_policy_scans_matches_the_series() {
+    let mut seen = [0u32; 2];
+    for bits in 0..8u32 {
+        let (fold, prop, has_idle_core) = (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
+        // SAFETY: pure C function of its arguments (it writes two statics
+        // of its own; the tests of this file do not call it concurrently).
+        let c = unsafe { ref_sis_wanted(fold, prop, has_idle_core) };
+        let flags = sis_chain::SisFlags {
+            fold,
+            prop,
+            ..Default::default()
+        };
+        let r = sis_chain::policy_scans(flags, has_idle_core);
+        assert_eq!(
+            c, r,
+            "fold={fold} prop={prop} has_idle_core={has_idle_core}"
+        );
+        seen[usize::from(r)] += 1;
+    }
+    // 5 of the 8 scan: FOLD on (4), or PROP with no idle core hinted (1).
+    assert_eq!(seen, [3, 5]);
 }
 
 /// `MAX_JIFFY_OFFSET`, `(LONG_MAX >> 1) - 1`.

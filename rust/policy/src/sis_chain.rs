@@ -145,6 +145,17 @@ impl SisAnswer {
     }
 }
 
+/// Whether the policy scans the LLC at all, instead of stock's
+/// `select_idle_cpu()`: SIS_FOLD always (its core scan replaces stock's
+/// while the hint is set, its CPU scan stock's otherwise); SIS_PROP only
+/// when no idle core is hinted, so stock's unbudgeted core scan keeps
+/// looking for one. The kernel asks this in C before any hook runs
+/// (`sched_lb_sis_wanted()`, which `rust/cref` compares with this for
+/// every input); the simulator asks this function.
+pub fn policy_scans(flags: SisFlags, has_idle_core: bool) -> bool {
+    flags.fold || (!has_idle_core && flags.prop)
+}
+
 /// Steps 1 to 3: ages the wake average, budgets the scan and runs it.
 pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
     let wake = if i.flags.age {

@@ -1598,8 +1598,12 @@ impl Sim {
             self.charge_scan(this_cpu, visited);
         }
         let f = self.cfg.flags;
-        let policy = f.sis_fold || (!has_idle_core && f.sis_prop);
-        let found = if policy {
+        let flags = sched_lb_policy::sis_chain::SisFlags {
+            prop: f.sis_prop,
+            fold: f.sis_fold,
+            ..Default::default()
+        };
+        let found = if sched_lb_policy::sis_chain::policy_scans(flags, has_idle_core) {
             self.sis_policy_scan(t, target, this_cpu, has_idle_core)
         } else {
             self.sis_stock_scan(target, this_cpu, has_idle_core)
