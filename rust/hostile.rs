@@ -54,7 +54,8 @@ pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
     balance_idle_cpus: bool,
     balance_idle_llc2: bool,
 ) -> bool {
-    IDLE_CPUS.record::<COUNT>(false, [balance_idle_cpus, balance_idle_llc2])
+    // SAFETY: a callback; `COUNT` instances run only from `OPS`.
+    unsafe { IDLE_CPUS.record::<COUNT>(false, [balance_idle_cpus, balance_idle_llc2]) }
 }
 
 /// Never stops the newidle walk, even where stock stops it, which no flag
@@ -67,7 +68,8 @@ pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
     _migration_cost_ns: u64,
     migration_cost: bool,
 ) -> bool {
-    NEWIDLE.record::<COUNT>(false, [backoff, migration_cost])
+    // SAFETY: a callback; `COUNT` instances run only from `OPS`.
+    unsafe { NEWIDLE.record::<COUNT>(false, [backoff, migration_cost]) }
 }
 
 /// An interval the kernel must never take: 0 (balance at every tick) or
@@ -79,7 +81,8 @@ pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
     cpu_busy: bool,
     busy_dec: bool,
 ) -> u64 {
-    INTERVAL.record::<COUNT>(cpu_busy, [busy_dec]);
+    // SAFETY: a callback; `COUNT` instances run only from `OPS`.
+    unsafe { INTERVAL.record::<COUNT>(cpu_busy, [busy_dec]) };
     if next_lie(2) == 0 {
         0
     } else {
@@ -100,7 +103,8 @@ pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(
 ) {
     // SAFETY: the shim's argument struct, ours for the call.
     let a = unsafe { &mut *args };
-    STREAK.record::<COUNT>(a.pulled, []);
+    // SAFETY: a callback; `COUNT` instances run only from `OPS`.
+    unsafe { STREAK.record::<COUNT>(a.pulled, []) };
     if a.pulled {
         a.failures = a.failures.max(1);
     } else {
@@ -124,7 +128,8 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
 ) -> c_int {
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
-    SIS.record::<COUNT>(true, [a.sis_prop, a.sis_age, a.sis_once, a.sis_fold]);
+    // SAFETY: a callback; `COUNT` instances run only from `OPS`.
+    unsafe { SIS.record::<COUNT>(true, [a.sis_prop, a.sis_age, a.sis_once, a.sis_fold]) };
     if let Some(cpu_idle) = a.cpu_idle {
         // SAFETY: the shim's callback with its own argument struct; it
         // refuses these CPUs, which is what is being tested.
@@ -190,7 +195,8 @@ pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
 pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
     args: *mut bindings::sched_lb_steal_args,
 ) -> c_int {
-    STEAL.record::<COUNT>(true, [true]);
+    // SAFETY: a callback; `COUNT` instances run only from `OPS`.
+    unsafe { STEAL.record::<COUNT>(true, [true]) };
     // SAFETY: the shim's argument struct, valid for the call; read once.
     let a = unsafe { args.read() };
     if let Some(steal_from) = a.steal_from {

@@ -65,17 +65,24 @@ pub(crate) fn expect_failed(file: &'static CStr, line: u32, condition: &'static 
         condition: condition.as_char_ptr(),
         expected_true: true,
     };
+    // `kunit_unary_assert_format()` gets back to `assert` from its member
+    // `assert` with `container_of()`. The member is zero-sized: a pointer
+    // to it taken with `addr_of!` from `assert` itself (no reference, which
+    // would cover the member's zero bytes only) is derived from the whole
+    // struct, so stepping back to its start stays inside what it points to.
+    let member = core::ptr::addr_of!(assert.assert);
     // SAFETY: `test` is the running case (not NULL, from
     // kunit_get_current_test()); `loc` and `assert` outlive the call, which
     // formats them into the case's log before it returns; the strings are
-    // NUL-terminated `CStr`s; `kunit_unary_assert_format` matches `assert`;
-    // a NULL format string is allowed. An expectation does not abort.
+    // NUL-terminated `CStr`s; `kunit_unary_assert_format` matches `assert`,
+    // which `member` points into (see above); a NULL format string is
+    // allowed. An expectation does not abort.
     unsafe {
         bindings::__kunit_do_failed_assertion(
             test,
             &loc,
             bindings::kunit_assert_type_KUNIT_EXPECTATION,
-            &assert.assert,
+            member,
             Some(bindings::kunit_unary_assert_format),
             core::ptr::null(),
         )
@@ -150,11 +157,19 @@ macro_rules! kunit_unsafe_test_suite {
 
 /// One suite: `$cases` is declared as its case array (with the end marker,
 /// its length counted by the compiler), then registered under `$name`.
+/// Each case is also a `.modinfo` entry `slb_kunit_case=<suite>.<case>`:
+/// the host counts the cases the module registers with `modinfo -F`
+/// (`scripts/lib.sh`: `slb_kunit_cases`), and requires each to pass.
 macro_rules! suite {
     ($name:ident, $cases:ident, [$(($case:literal, $run:path)),+ $(,)?]) => {
         static mut $cases: [bindings::kunit_case; [$($case),+].len() + 1] =
             [$(kunit_case(kernel::c_str!($case), $run)),+, kunit_case_null()];
         kunit_unsafe_test_suite!($name, $cases);
+        $(
+            const _: () = {
+                crate::modinfo!(CASE, "slb_kunit_case=", stringify!($name), ".", $case);
+            };
+        )+
     };
 }
 

@@ -15,6 +15,33 @@
 
 use kernel::prelude::*;
 
+/// A `.modinfo` entry `key=value`, from string literals, NUL-terminated:
+/// `modinfo -F key` prints it, once per entry. The module's lists that
+/// the host tools need (its hooks, their `SLB_HOOKS_OFF` switches, its
+/// KUnit cases) reach them this way, generated from the one list in the
+/// source, so that no script parses Rust.
+macro_rules! modinfo {
+    ($static:ident, $($part:expr),+ $(,)?) => {
+        #[link_section = ".modinfo"]
+        #[used]
+        static $static: [u8; concat!($($part),+, "\0").len()] =
+            $crate::modinfo_bytes(concat!($($part),+, "\0"));
+    };
+}
+pub(crate) use modinfo;
+
+/// `entry`'s bytes as an array, for [`modinfo!`].
+const fn modinfo_bytes<const LEN: usize>(entry: &str) -> [u8; LEN] {
+    let entry = entry.as_bytes();
+    let mut out = [0u8; LEN];
+    let mut i = 0;
+    while i < LEN && i < entry.len() {
+        out[i] = entry[i];
+        i += 1;
+    }
+    out
+}
+
 // The hostile build (Kbuild's SLB_HOSTILE=1) registers `hostile`'s
 // callbacks in place of most of these.
 #[cfg_attr(slb_hostile, allow(dead_code))]

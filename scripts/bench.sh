@@ -82,10 +82,11 @@ fi
 [[ "$reps" =~ ^[0-9]+$ && "$warmup" =~ ^[0-9]+$ && $warmup -lt $reps ]] ||
 	die "SLB_BENCH_REPS=$reps, SLB_BENCH_WARMUP=$warmup: need whole numbers, fewer warm-up runs than runs"
 
-# The SLB_HOOKS_OFF switches, from the hook table (rust/hooks.rs); the ones
+# The SLB_HOOKS_OFF switches of the hook table (rust/hooks.rs), as the
+# module states them in .modinfo; the ones
 # that run with every flag at its default are all but these two, which
 # only run with SIS_PROP/SIS_FOLD or STEAL on.
-all_hooks=$(slb_hook_switches | paste -sd' ')
+all_hooks=$(slb_hook_switches "$SLB_MODULE" | paste -sd" ")
 flag_gated_hooks="sis_select steal"
 for h in $flag_gated_hooks; do
 	grep -qw "$h" <<< "$all_hooks" || die "bench.sh: $h is not a hook switch of rust/hooks.rs ($all_hooks)"

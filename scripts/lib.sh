@@ -108,11 +108,28 @@ kmake_module() {
 	fi
 }
 
+# slb_modinfo KO KEY: the words of the module's .modinfo entries KEY, one
+# a line. The module states its lists there (rust/sched_lb.rs: modinfo!),
+# generated from the one list in its source, so no script parses Rust.
+slb_modinfo() {
+	local ko=$1 key=$2 out
+	[ -f "$ko" ] || die "slb_modinfo: no module at $ko (build it first: make module)"
+	case $ko in /*) ;; *) ko=$PWD/$ko ;; esac
+	out=$(PATH=$PATH:/sbin:/usr/sbin modinfo -F "$key" "$ko") ||
+		die "slb_modinfo: modinfo cannot read $ko"
+	out=$(tr ' ' '\n' <<< "$out" | grep -v '^$') ||
+		die "slb_modinfo: $ko has no '$key' entry (a module built before its lists went to .modinfo?)"
+	echo "$out"
+}
 # The callbacks of the hook table in rust/hooks.rs (`hook_table!`), the
-# one list of hooks, one name a line; slb_hook_switches: the SLB_HOOKS_OFF
-# names (a hook and the one that accounts for it share one), as Kbuild
-# reads them.
-slb_hooks() { sed -n 's/^ *\([a-z_]*\) => slb_no_hook_[a-z_]*,.*/\1/p' "$SLB_ROOT/rust/hooks.rs"; }
+# one list of hooks, one name a line, as module KO (default: the
+# checkout's build) states them; slb_hook_switches: the SLB_HOOKS_OFF
+# names (a hook and the one that accounts for it share one), each once.
+slb_hooks() { slb_modinfo "${1:-$SLB_ROOT/sched_lb_rs.ko}" slb_hooks; }
+slb_hook_switches() {
+	slb_modinfo "${1:-$SLB_ROOT/sched_lb_rs.ko}" slb_hook_switches |
+		sed 's/^slb_no_hook_//' | awk '!seen[$0]++'
+}
 # The series' answer checks, "hook: message" a line, from the sched_lb_reject()
 # sites of the kernel source the module is built against: KDIR's (its
 # source/ link in an O= build tree), else ours.
@@ -132,22 +149,28 @@ if n == 0:
     sys.exit("slb_check_sites: no sched_lb_reject() site found")
 PY
 }
-# The KUnit cases the sources register: the ("name", fn) pairs of the Rust
-# suites in rust/kunit.rs (a pair rustfmt wraps starts a line with the
-# name) and the C suite's KUNIT_CASE()s. `mod selftest` is left out: it is
-# built only for the self-test boot, and its check!("selftest", ...) lines
-# look like pairs. ROOT defaults to this checkout.
+# The KUnit cases module KO registers: its Rust suites' cases, which it
+# states in .modinfo (slb_kunit_case=<suite>.<case>, from rust/kunit.rs's
+# suite!), and the C suite's KUNIT_CASE() lines in C_DIR/*.c. KO defaults
+# to the checkout's build, C_DIR to its kunit/.
 slb_kunit_cases() {
-	local root=${1:-$SLB_ROOT} rs c
-	rs=$(awk '/^mod selftest \{/ { skip = 1 }
-		!skip && /^[ \t]*\(?"[a-z0-9_]+",/ { n++ }
-		skip && /^\}/ { skip = 0 }
-		END { print n + 0 }' "$root/rust/kunit.rs") || return 1
-	c=$(cat "$root"/kunit/*.c | grep -c 'KUNIT_CASE(') || [ "$c" = 0 ] || return 1
+	local ko=${1:-$SLB_ROOT/sched_lb_rs.ko} cdir=${2:-$SLB_ROOT/kunit} rs c
+	rs=$(slb_modinfo "$ko" slb_kunit_case) || return 1
+	rs=$(sort -u <<< "$rs" | wc -l)
+	c=$(cat "$cdir"/*.c | grep -c 'KUNIT_CASE(') || [ "$c" = 0 ] || return 1
 	echo $((rs + c))
 }
-slb_hook_switches() { sed -n 's/^ *[a-z_]* => slb_no_hook_\([a-z_]*\),.*/\1/p' "$SLB_ROOT/rust/hooks.rs" | awk '!seen[$0]++'; }
 
+# slb_module_tree DIR: a fresh copy of the module's sources (what Kbuild
+# builds) in DIR.
+slb_module_tree() {
+	rm -rf "$1"
+	mkdir -p "$1/rust/policy" "$1/kunit"
+	cp "$SLB_ROOT/Kbuild" "$1/"
+	cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$SLB_ROOT/rust/hooks" "$1/rust/"
+	cp -r "$SLB_ROOT/rust/policy/src" "$1/rust/policy/"
+	cp "$SLB_ROOT"/kunit/*.c "$SLB_ROOT/kunit/flags" "$1/kunit/"
+}
 # module_variant DEST NAME KNOB=VALUE...: builds sched_lb_rs.ko with these
 # Kbuild knobs (SLB_HOOKS_OFF, SLB_KUNIT, SLB_HOSTILE; see Kbuild) from a
 # copy of the sources, into DEST/NAME.ko. A copy, because 6.12's
@@ -157,12 +180,8 @@ module_variant() {
 	local dest=$1 name=$2 src
 	shift 2
 	src="$SLB_CACHE/variants/$name"
-	rm -rf "$src"
-	mkdir -p "$src/rust/policy" "$src/kunit" "$dest"
-	cp "$SLB_ROOT/Kbuild" "$src/"
-	cp -r "$SLB_ROOT"/rust/*.rs "$SLB_ROOT/rust/kunit" "$src/rust/"
-	cp -r "$SLB_ROOT/rust/policy/src" "$src/rust/policy/"
-	cp "$SLB_ROOT"/kunit/*.c "$SLB_ROOT/kunit/flags" "$src/kunit/"
+	mkdir -p "$dest"
+	slb_module_tree "$src"
 	kmake_module "$src" "$src/build.log" "$@"
 	cp "$src/sched_lb_rs.ko" "$dest/$name.ko"
 }

@@ -61,7 +61,7 @@ echo "${SLB_MIN_DOMAINS:-2}" > "$root/slb/min_domains"
 echo "$flags" > "$root/slb/flags"
 # The module's hooks, from its hook table: the load step requires each
 # one's counters and calls.
-slb_hooks > "$root/slb/hooks"
+slb_hooks "$ko" > "$root/slb/hooks"
 # The series' check sites, one line each, from the kernel source: the
 # hostile step expects each to refuse an answer once.
 case " $plan " in

@@ -76,18 +76,20 @@ python3 "$SLB_ROOT/scripts/check_hook_calls.py" --list "$hook_list" \
 	--obj "$kd/kernel/sched/fair.o" "${sites[@]}" | tee "$SLB_LOGS/hook-calls.log"
 script_pass=$((script_pass + 1))
 stage_end
-# Kbuild's knobs refuse a value they do not know, before building
-# anything: kbuild_refuses KNOB=VALUE MESSAGE.
+# The module's build knobs refuse a value they do not know (Kbuild, or
+# the compiler against the hook table): kbuild_refuses KNOB=VALUE MESSAGE,
+# in a copy of the sources, so the checkout's build stays as it was.
 kbuild_refuses() {
-	local log="$SLB_LOGS/kbuild-${1%%=*}.log"
-	if kmake -C "${KDIR:-$SLB_OUT}" M="$SLB_ROOT" "$1" modules > "$log" 2>&1 ||
+	local log="$SLB_LOGS/kbuild-${1%%=*}.log" tree="$SLB_CACHE/variants/refuse"
+	slb_module_tree "$tree"
+	if kmake -C "${KDIR:-$SLB_OUT}" M="$tree" "$1" modules > "$log" 2>&1 ||
 		! grep -qF "$2" "$log"; then
 		cat "$log" >&2
 		die "Kbuild accepted $1, or refused it without saying '$2'"
 	fi
 	script_pass=$((script_pass + 1))
 }
-kbuild_refuses SLB_HOOKS_OFF=no_such_hook "SLB_HOOKS_OFF: unknown hook(s) 'no_such_hook'"
+kbuild_refuses SLB_HOOKS_OFF=no_such_hook "SLB_HOOKS_OFF names a hook that is not a switch of hook_table!"
 kbuild_refuses SLB_HOSTILE=yes "SLB_HOSTILE: 'yes' is neither 1 nor empty"
 # A short run of the benchmark harness (make bench) checks that its guest
 # workloads, guest step and report work; the numbers are not looked at.

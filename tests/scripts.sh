@@ -120,36 +120,28 @@ expect_fail "check sites: none found" "no sched_lb_reject\(\) site found" \
 expect_fail "check sites: no source" "no kernel/sched/fair.c under" \
 	bash -c '. "$1/scripts/lib.sh"; SLB_SRC=$2 slb_check_sites' - "$root" "$tmp/nowhere"
 
-# The KUnit inventory counts each registered case once, wrapped or not, and
-# not the self-test module's check!("selftest", ...) lines.
-mkdir -p "$tmp/inv/rust" "$tmp/inv/kunit"
-cat > "$tmp/inv/rust/kunit.rs" <<'RS'
-suite!(
-    sched_lb_rs_x,
-    X_CASES,
-    [
-        ("one", x::one),
-        (
-            "two_wrapped_by_rustfmt",
-            x::two
-        ),
-    ]
-);
-#[cfg(slb_kunit_selftest)]
-mod selftest {
-    extern "C" fn t(_test: *mut bindings::kunit) {
-        check!(
-            "selftest",
-            false,
-            "no"
-        );
-    }
-    suite!(sched_lb_rs_selftest, C, [("check_true_passes", t), ("check_false_fails", t)]);
-}
-RS
+# The module's lists come from its .modinfo (rust/sched_lb.rs: modinfo!):
+# a stand-in module, an object with a .modinfo section, gives the KUnit
+# inventory (each Rust case once, plus the C suite's KUNIT_CASE() lines),
+# the hooks and the switches (prefix gone, each once); a module without
+# the entries, or no module, is refused with its reason.
+mkdir -p "$tmp/inv/kunit"
+echo 'int x;' > "$tmp/inv/x.c"
+cc -c "$tmp/inv/x.c" -o "$tmp/inv/x.o"
+printf 'license=GPL\0slb_kunit_case=s.one\0slb_kunit_case=s.two\0slb_kunit_case=t.one\0slb_hooks=a b c \0slb_hook_switches=slb_no_hook_a slb_no_hook_a slb_no_hook_c \0' > "$tmp/inv/mi"
+objcopy --add-section .modinfo="$tmp/inv/mi" "$tmp/inv/x.o" "$tmp/inv/m.ko"
+objcopy --add-section .modinfo=/dev/null "$tmp/inv/x.o" "$tmp/inv/empty.ko"
 printf 'KUNIT_CASE(a),\nKUNIT_CASE(b),\n' > "$tmp/inv/kunit/c_test.c"
-expect_pass "kunit inventory: pairs and KUNIT_CASE()s, no self-test" '^4$' \
-	bash -c '. "$1/scripts/lib.sh"; slb_kunit_cases "$2"' - "$root" "$tmp/inv"
+expect_pass "kunit inventory: .modinfo cases and KUNIT_CASE()s" '^5$' \
+	bash -c '. "$1/scripts/lib.sh"; slb_kunit_cases "$2/m.ko" "$2/kunit"' - "$root" "$tmp/inv"
+expect_pass "hooks from .modinfo" '^a b c$' \
+	bash -c '. "$1/scripts/lib.sh"; slb_hooks "$2/m.ko" | paste -sd" "' - "$root" "$tmp/inv"
+expect_pass "hook switches from .modinfo, each once" '^a c$' \
+	bash -c '. "$1/scripts/lib.sh"; slb_hook_switches "$2/m.ko" | paste -sd" "' - "$root" "$tmp/inv"
+expect_fail "modinfo: no entry" "has no 'slb_hooks' entry" \
+	bash -c '. "$1/scripts/lib.sh"; slb_hooks "$2/empty.ko"' - "$root" "$tmp/inv"
+expect_fail "modinfo: no module" "no module at" \
+	bash -c '. "$1/scripts/lib.sh"; slb_hooks "$2/none.ko"' - "$root" "$tmp/inv"
 
 # The host's verdict on a guest that finished: its plan's steps each need
 # "SLB: verdict STEP ok", and a FAIL line, a failed KUnit case in any

@@ -100,15 +100,28 @@ pub struct SisInput {
 pub trait LlcView: IdleView {
     /// How the view's CPU masks are read.
     type Mask: Words + ?Sized;
+    /// How the view lends its cores' SMT masks.
+    type Smt<'v>: SmtView
+    where
+        Self: 'v;
     /// The LLC's CPUs the task may run on.
     fn cpus(&self) -> &Self::Mask;
     /// The first thread of each core of the LLC.
     fn cores(&self) -> &Self::Mask;
-    /// Whether [`LlcView::siblings`] knows the cores' threads; without it
-    /// there is no core scan.
-    fn has_siblings(&self) -> bool;
-    /// The SMT threads of `core`.
-    fn siblings(&self, core: u32) -> &Self::Mask;
+    /// The cores' threads, or `None` where the view does not know them:
+    /// then there is no core scan.
+    fn smt(&self) -> Option<Self::Smt<'_>>;
+}
+
+/// The SMT threads of the LLC's cores, asked one core at a time.
+pub trait SmtView {
+    /// How a core's mask is read.
+    type Mask: Words + ?Sized;
+    /// The SMT threads of `core`, lent until the next call. The kernel
+    /// answers every call from one per-CPU buffer that the next answer
+    /// rewrites, so the mask borrows `self` mutably: no policy can hold
+    /// two cores' masks at once, or one past the next question.
+    fn siblings(&mut self, core: u32) -> &Self::Mask;
 }
 
 /// Which scan ran.
@@ -187,20 +200,22 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
     };
     // Folding only pays where a core has threads to fold, and only while
     // the hint says an idle core may exist (RFC 08).
-    if i.flags.fold && i.has_idle_core && i.smt_weight > 1 && view.has_siblings() {
-        let scan = sis_select::scan_cores_fold(
-            view,
-            view.cores(),
-            i.nbits,
-            |core| view.siblings(core),
-            i.target,
-            budget.cores,
-        );
-        return SisAnswer {
-            scan,
-            kind: ScanKind::Cores,
-            wake,
-        };
+    if i.flags.fold && i.has_idle_core && i.smt_weight > 1 {
+        if let Some(mut smt) = view.smt() {
+            let scan = sis_select::scan_cores_fold(
+                view,
+                view.cores(),
+                i.nbits,
+                &mut smt,
+                i.target,
+                budget.cores,
+            );
+            return SisAnswer {
+                scan,
+                kind: ScanKind::Cores,
+                wake,
+            };
+        }
     }
     // The target was checked before the scan, so it starts after it.
     let scan = sis_select::scan_cpus(
@@ -313,16 +328,21 @@ mod tests {
 
     impl LlcView for Llc {
         type Mask = [u64];
+        type Smt<'v> = &'v Llc;
         fn cpus(&self) -> &[u64] {
             &self.span
         }
         fn cores(&self) -> &[u64] {
             &self.cores
         }
-        fn has_siblings(&self) -> bool {
-            self.smt > 1
+        fn smt(&self) -> Option<&Llc> {
+            (self.smt > 1).then_some(self)
         }
-        fn siblings(&self, core: u32) -> &[u64] {
+    }
+
+    impl SmtView for &Llc {
+        type Mask = [u64];
+        fn siblings(&mut self, core: u32) -> &[u64] {
             &self.sib[core as usize]
         }
     }

@@ -22,6 +22,7 @@
 //! walk reaches it (`find_next_bit()` semantics: each step reads the word
 //! it is in anew, so a bit cleared ahead of the walk is not visited).
 
+use super::sis_chain::SmtView;
 use super::words::Words;
 
 /// What a scan asks about a CPU.
@@ -179,20 +180,19 @@ pub fn scan_cpus<V: IdleView, W: Words + ?Sized>(
 
 /// RFC 07/08's `__select_idle_core()`: visits at most `nr` cores of
 /// `cores` (the first thread of each core in the LLC) from `target`;
-/// `siblings(core)` is the core's SMT mask.
-pub fn scan_cores_fold<'a, V, W, W2, S>(
+/// `smt` lends each core's SMT mask, one core at a time.
+pub fn scan_cores_fold<V, W, S>(
     v: &V,
     cores: &W,
     nbits: u32,
-    siblings: S,
+    smt: &mut S,
     target: u32,
     nr: u32,
 ) -> Scan
 where
     V: IdleView,
     W: Words + ?Sized,
-    W2: Words + ?Sized + 'a,
-    S: Fn(u32) -> &'a W2,
+    S: SmtView + ?Sized,
 {
     let mut loops = 0u32;
     let mut best: Option<(u32, u32)> = None; // (busy threads, cpu)
@@ -205,7 +205,7 @@ where
         let mut busy = 0u32;
         let mut first_idle = None;
         // for (cpu = core; cpu < nr_cpumask_bits; cpu = cpumask_next(cpu, smt))
-        for cpu in wrap_bits(siblings(core), nbits, core).take_while(|&c| c >= core) {
+        for cpu in wrap_bits(smt.siblings(core), nbits, core).take_while(|&c| c >= core) {
             if !v.idle(cpu) {
                 busy = busy.saturating_add(1);
             } else if first_idle.is_none() && v.allowed(cpu) {
@@ -246,6 +246,25 @@ mod tests {
     use std::vec::Vec;
 
     use crate::words::counting::Virtual;
+
+    /// The tests' SMT masks, one per CPU, which outlive the scan.
+    struct PerCore<'a, E, T>(&'a [T], core::marker::PhantomData<E>);
+
+    impl<'a, E, T: AsRef<[E]>> PerCore<'a, E, T> {
+        fn new(masks: &'a [T]) -> Self {
+            PerCore(masks, core::marker::PhantomData)
+        }
+    }
+
+    impl<E, T: AsRef<[E]>> SmtView for PerCore<'_, E, T>
+    where
+        [E]: Words,
+    {
+        type Mask = [E];
+        fn siblings(&mut self, core: u32) -> &[E] {
+            self.0[core as usize].as_ref()
+        }
+    }
 
     // A search that starts in the last word below u32::MAX ends there: a
     // wrapping step to the next word would start over at bit 0 and
@@ -323,7 +342,7 @@ mod tests {
                 self,
                 &cores,
                 self.ncpus,
-                |c| &self.sib[c as usize][..],
+                &mut PerCore::new(&self.sib),
                 target,
                 nr,
             )
@@ -470,7 +489,7 @@ mod tests {
                     &m,
                     &atomics(&cores)[..],
                     8,
-                    |c| &sib_a[c as usize][..],
+                    &mut PerCore::new(&sib_a),
                     target,
                     nr,
                 );
@@ -478,7 +497,7 @@ mod tests {
                     &m,
                     &cells(&cores)[..],
                     8,
-                    |c| &sib_c[c as usize][..],
+                    &mut PerCore::new(&sib_c),
                     target,
                     nr,
                 );

@@ -36,7 +36,7 @@ use sched_lb_policy::detach_load::should_skip;
 use sched_lb_policy::idle_cpus::{is_balanced, IdleCpusFlags};
 use sched_lb_policy::newidle_streak::{account as streak_account, Streak};
 use sched_lb_policy::newidle_walk::{stop_at_domain, WalkStep};
-use sched_lb_policy::sis_chain::{self, LlcView, SisFlags, SisInput, WakeAvg};
+use sched_lb_policy::sis_chain::{self, LlcView, SisFlags, SisInput, SmtView, WakeAvg};
 use sched_lb_policy::sis_select::IdleView;
 use sched_lb_policy::sparsemask;
 use sched_lb_policy::steal::StealOutcome;
@@ -306,6 +306,7 @@ impl IdleView for Machine {
 
 impl LlcView for Machine {
     type Mask = [u64];
+    type Smt<'v> = &'v Machine;
 
     fn cpus(&self) -> &[u64] {
         &self.cpus
@@ -315,11 +316,15 @@ impl LlcView for Machine {
         &self.cores
     }
 
-    fn has_siblings(&self) -> bool {
-        true
+    fn smt(&self) -> Option<&Machine> {
+        Some(self)
     }
+}
 
-    fn siblings(&self, core: u32) -> &[u64] {
+impl SmtView for &Machine {
+    type Mask = [u64];
+
+    fn siblings(&mut self, core: u32) -> &[u64] {
         if !bit(&self.span, core) {
             self.bad_asks.set(self.bad_asks.get() + 1);
             return &[];

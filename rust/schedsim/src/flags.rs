@@ -16,116 +16,80 @@
 //! `prefer_sibling`, for the topology flags of the kernels the 2016 thread
 //! ran (Galbraith 2016, see `Documentation/schedsim.rst`).
 
-/// The flags, by kernel name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Flags {
+/// The flag table: one line per flag, `field = "KERNEL_NAME", default`,
+/// with its doc. From it come [`Flags`], its `Default`, [`FLAG_NAMES`]
+/// and the lookup by name, so a flag is written once.
+macro_rules! flags {
+    ($($(#[doc = $doc:literal])+ $field:ident = $name:literal, $default:literal;)+) => {
+        /// The flags, by kernel name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Flags {
+            $($(#[doc = $doc])+ pub $field: bool,)+
+        }
+
+        impl Default for Flags {
+            fn default() -> Self {
+                Self { $($field: $default,)+ }
+            }
+        }
+
+        /// Every flag name, in the table's order.
+        pub const FLAG_NAMES: &[&str] = &[$($name),+];
+
+        impl Flags {
+            fn slot(&mut self, name: &str) -> Option<&mut bool> {
+                Some(match name {
+                    $($name => &mut self.$field,)+
+                    _ => return None,
+                })
+            }
+        }
+    };
+}
+
+// The stock features that come before the series' in `features.h`
+// (`DELAY_DEQUEUE`, `LB_MIN`, `NI_RANDOM`), then the series' in the order
+// its patches add them, with stock `SIS_UTIL` among the SIS flags it
+// combines with.
+flags! {
     /// `DELAY_DEQUEUE` (stock 6.12.117, default on): a task that blocks
     /// while not eligible stays queued until picked or woken.
-    pub delay_dequeue: bool,
+    delay_dequeue = "DELAY_DEQUEUE", true;
     /// `LB_MIN` (stock 6.12.117, default off): `detach_tasks()` skips
     /// tasks of load below 16 until balancing has failed once.
-    pub lb_min: bool,
+    lb_min = "LB_MIN", false;
     /// `NI_RANDOM` (stock 6.12.117, default on): newidle balancing of a
     /// domain runs with a probability that follows its success rate.
-    pub ni_random: bool,
-    /// `BALANCE_IDLE_CPUS` (Galbraith 2016, default on).
-    pub balance_idle_cpus: bool,
-    /// `BALANCE_IDLE_LLC2` (Galbraith 2016, default off).
-    pub balance_idle_llc2: bool,
-    /// `LB_RELAX_FAILED` (Guittot 2020 1/4, default on).
-    pub lb_relax_failed: bool,
-    /// `LB_REDUCED_IMBALANCE_PCT` (Guittot 2020 2/4, default on).
-    pub lb_reduced_imbalance_pct: bool,
-    /// `LB_BUSY_INTERVAL_DEC` (Guittot 2020 3/4, default on).
-    pub lb_busy_interval_dec: bool,
-    /// `NEWIDLE_BACKOFF` (Low 2013, default off).
-    pub newidle_backoff: bool,
-    /// `SD_MIGRATION_COST` (Jain 2018, default off).
-    pub sd_migration_cost: bool,
-    /// `SIS_PROP` (Zijlstra's RFC 2018, default off).
-    pub sis_prop: bool,
+    ni_random = "NI_RANDOM", true;
+    /// `BALANCE_IDLE_CPUS` (Galbraith 2016).
+    balance_idle_cpus = "BALANCE_IDLE_CPUS", true;
+    /// `BALANCE_IDLE_LLC2` (Galbraith 2016).
+    balance_idle_llc2 = "BALANCE_IDLE_LLC2", false;
+    /// `LB_RELAX_FAILED` (Guittot 2020 1/4).
+    lb_relax_failed = "LB_RELAX_FAILED", true;
+    /// `LB_REDUCED_IMBALANCE_PCT` (Guittot 2020 2/4).
+    lb_reduced_imbalance_pct = "LB_REDUCED_IMBALANCE_PCT", true;
+    /// `LB_BUSY_INTERVAL_DEC` (Guittot 2020 3/4).
+    lb_busy_interval_dec = "LB_BUSY_INTERVAL_DEC", true;
+    /// `NEWIDLE_BACKOFF` (Low 2013).
+    newidle_backoff = "NEWIDLE_BACKOFF", false;
+    /// `SD_MIGRATION_COST` (Jain 2018).
+    sd_migration_cost = "SD_MIGRATION_COST", false;
+    /// `SIS_PROP` (Zijlstra's RFC 2018).
+    sis_prop = "SIS_PROP", false;
     /// `SIS_UTIL` (stock 6.12.117, default on).
-    pub sis_util: bool,
-    /// `SIS_AGE` (Zijlstra's RFC 2018, default off).
-    pub sis_age: bool,
-    /// `SIS_ONCE` (Zijlstra's RFC 2018, default off).
-    pub sis_once: bool,
-    /// `SIS_FOLD` (Zijlstra's RFC 2018, default off).
-    pub sis_fold: bool,
-    /// `STEAL` (Sistare 2018, default off).
-    pub steal: bool,
+    sis_util = "SIS_UTIL", true;
+    /// `SIS_AGE` (Zijlstra's RFC 2018).
+    sis_age = "SIS_AGE", false;
+    /// `SIS_ONCE` (Zijlstra's RFC 2018).
+    sis_once = "SIS_ONCE", false;
+    /// `SIS_FOLD` (Zijlstra's RFC 2018).
+    sis_fold = "SIS_FOLD", false;
+    /// `STEAL` (Sistare 2018).
+    steal = "STEAL", false;
 }
-
-impl Default for Flags {
-    fn default() -> Self {
-        Self {
-            delay_dequeue: true,
-            lb_min: false,
-            ni_random: true,
-            balance_idle_cpus: true,
-            balance_idle_llc2: false,
-            lb_relax_failed: true,
-            lb_reduced_imbalance_pct: true,
-            lb_busy_interval_dec: true,
-            newidle_backoff: false,
-            sd_migration_cost: false,
-            sis_prop: false,
-            sis_util: true,
-            sis_age: false,
-            sis_once: false,
-            sis_fold: false,
-            steal: false,
-        }
-    }
-}
-
-/// Every flag name: the stock ones that come before the series' in
-/// `features.h` (`DELAY_DEQUEUE`, `LB_MIN`, `NI_RANDOM`), then the series'
-/// in the order its
-/// patches add them, with stock `SIS_UTIL` among the SIS flags it combines
-/// with.
-pub const FLAG_NAMES: &[&str] = &[
-    "DELAY_DEQUEUE",
-    "LB_MIN",
-    "NI_RANDOM",
-    "BALANCE_IDLE_CPUS",
-    "BALANCE_IDLE_LLC2",
-    "LB_RELAX_FAILED",
-    "LB_REDUCED_IMBALANCE_PCT",
-    "LB_BUSY_INTERVAL_DEC",
-    "NEWIDLE_BACKOFF",
-    "SD_MIGRATION_COST",
-    "SIS_PROP",
-    "SIS_UTIL",
-    "SIS_AGE",
-    "SIS_ONCE",
-    "SIS_FOLD",
-    "STEAL",
-];
 
 impl Flags {
-    fn slot(&mut self, name: &str) -> Option<&mut bool> {
-        Some(match name {
-            "DELAY_DEQUEUE" => &mut self.delay_dequeue,
-            "LB_MIN" => &mut self.lb_min,
-            "NI_RANDOM" => &mut self.ni_random,
-            "BALANCE_IDLE_CPUS" => &mut self.balance_idle_cpus,
-            "BALANCE_IDLE_LLC2" => &mut self.balance_idle_llc2,
-            "LB_RELAX_FAILED" => &mut self.lb_relax_failed,
-            "LB_REDUCED_IMBALANCE_PCT" => &mut self.lb_reduced_imbalance_pct,
-            "LB_BUSY_INTERVAL_DEC" => &mut self.lb_busy_interval_dec,
-            "NEWIDLE_BACKOFF" => &mut self.newidle_backoff,
-            "SD_MIGRATION_COST" => &mut self.sd_migration_cost,
-            "SIS_PROP" => &mut self.sis_prop,
-            "SIS_UTIL" => &mut self.sis_util,
-            "SIS_AGE" => &mut self.sis_age,
-            "SIS_ONCE" => &mut self.sis_once,
-            "SIS_FOLD" => &mut self.sis_fold,
-            "STEAL" => &mut self.steal,
-            _ => return None,
-        })
-    }
-
     /// Value of a flag by name.
     pub fn get(&self, name: &str) -> Option<bool> {
         let mut c = *self;
@@ -298,6 +262,56 @@ mod tests {
         }
         for name in FLAG_NAMES {
             Flags::default().apply(name).unwrap();
+        }
+    }
+
+    /// Each series flag's default as the series leaves `features.h`: the
+    /// last `+SCHED_FEAT(NAME, true|false)` line of the patches, in
+    /// `patches/series` order, that no later patch removes.
+    fn series_defaults() -> Vec<(String, bool)> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../patches");
+        let list = std::fs::read_to_string(format!("{dir}/series")).unwrap();
+        let mut defaults: Vec<(String, bool)> = Vec::new();
+        for patch in list
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let text = std::fs::read_to_string(format!("{dir}/{patch}")).unwrap();
+            for line in text.lines() {
+                let (added, rest) = match line.as_bytes().first() {
+                    Some(b'+') => (true, &line[1..]),
+                    Some(b'-') => (false, &line[1..]),
+                    _ => continue,
+                };
+                let Some(args) = rest.strip_prefix("SCHED_FEAT(") else {
+                    continue;
+                };
+                let Some((name, value)) = args.trim_end_matches(')').split_once(',') else {
+                    continue;
+                };
+                let (name, value) = (name.trim().to_string(), value.trim() == "true");
+                defaults.retain(|(n, _)| *n != name);
+                if added {
+                    defaults.push((name, value));
+                }
+            }
+        }
+        defaults
+    }
+
+    /// The simulator's default for every flag of `kunit/flags` is the one
+    /// the series gives it (a default slipped through twice before this).
+    #[test]
+    fn defaults_follow_the_series_features_h() {
+        let series = series_defaults();
+        let f = Flags::default();
+        for name in include_str!("../../../kunit/flags").lines() {
+            let want = series
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+                .unwrap_or_else(|| panic!("{name}: no SCHED_FEAT() line in patches/"));
+            assert_eq!(f.get(name), Some(want), "{name}'s default");
         }
     }
 

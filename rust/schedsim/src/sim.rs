@@ -50,7 +50,7 @@ use crate::stats::{RunResult, Stats, TaskStat, Timeline};
 use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
 use crate::workload::{Part, Workload};
 use sched_lb_policy::newidle_streak::Streak;
-use sched_lb_policy::sis_chain::{self, LlcView, ScanKind, SisFlags, SisInput, WakeAvg};
+use sched_lb_policy::sis_chain::{self, LlcView, ScanKind, SisFlags, SisInput, SmtView, WakeAvg};
 use sched_lb_policy::{sis_budget, sis_select, sparsemask};
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -2008,8 +2008,12 @@ struct View<'a> {
     llc: usize,
 }
 
-impl LlcView for View<'_> {
+impl<'a> LlcView for View<'a> {
     type Mask = [u64];
+    type Smt<'v>
+        = &'v View<'a>
+    where
+        Self: 'v;
 
     fn cpus(&self) -> &[u64] {
         // No affinity masks in these workloads: the LLC's span.
@@ -2020,11 +2024,15 @@ impl LlcView for View<'_> {
         self.sim.cfg.topology.llc_cores[self.llc].words()
     }
 
-    fn has_siblings(&self) -> bool {
-        true
+    fn smt(&self) -> Option<&View<'a>> {
+        Some(self)
     }
+}
 
-    fn siblings(&self, core: u32) -> &[u64] {
+impl SmtView for &View<'_> {
+    type Mask = [u64];
+
+    fn siblings(&mut self, core: u32) -> &[u64] {
         self.sim.cfg.topology.smt_mask[core as usize].words()
     }
 }

@@ -43,7 +43,7 @@ use sched_lb_policy::balance_interval;
 use sched_lb_policy::idle_cpus::{self, IdleCpusFlags};
 use sched_lb_policy::newidle_walk::{self, WalkStep};
 use sched_lb_policy::sis_chain::{
-    self, Accounted, LlcView, SisAnswer, SisFlags, SisInput, WakeAvg,
+    self, Accounted, LlcView, SisAnswer, SisFlags, SisInput, SmtView, WakeAvg,
 };
 use sched_lb_policy::sis_select::IdleView;
 use sched_lb_policy::steal::StealOutcome;
@@ -123,16 +123,21 @@ impl IdleView for Llc16 {
 
 impl LlcView for Llc16 {
     type Mask = [u64];
+    type Smt<'v> = &'v Llc16;
     fn cpus(&self) -> &[u64] {
         &LLC16_CPUS
     }
     fn cores(&self) -> &[u64] {
         &LLC16_CORES
     }
-    fn has_siblings(&self) -> bool {
-        true
+    fn smt(&self) -> Option<&Llc16> {
+        Some(self)
     }
-    fn siblings(&self, core: u32) -> &[u64] {
+}
+
+impl SmtView for &Llc16 {
+    type Mask = [u64];
+    fn siblings(&mut self, core: u32) -> &[u64] {
         &LLC16_SIBLINGS[(core % 16) as usize]
     }
 }

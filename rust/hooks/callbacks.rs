@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The callbacks of `struct sched_lb_ops`: each takes its scalar
+//! parameters (the boolean and interval hooks, whose inputs travel in
+//! registers) or copies its argument struct out (the others), calls the
+//! pure functions of `crate::policy`, counts the call and returns or
+//! writes the answer back. Nothing here sleeps, allocates or locks: the
+//! callbacks run inside the load balancer with preemption disabled. The
+//! one exception is `steal`, whose `steal_from` callback into the kernel
+//! drops this CPU's runqueue lock and takes the victim's (the header
+//! states the contract).
+//!
+//! Each callback comes in two instances: `COUNT = true`, which only the
+//! table this module registers (`OPS`) holds and which writes the per-CPU
+//! counters (the contract of `counters::Counts::get()`: the kernel calls
+//! `OPS` only between registration and the grace period of its
+//! unregistration, all inside the life of the counters' block), and
+//! `COUNT = false`, for the KUnit table, which counts nothing.
+//!
+//! An argument struct is read once, by value. Callbacks into the kernel
+//! get the raw pointer back and may read it; no Rust reference into it is
+//! alive across such a call, and the out fields are written through the
+//! raw pointer at the end.
+
+use core::ffi::c_int;
+
+use kernel::bindings;
+
+use super::counters::Counts;
+use super::views::{c_cpu, KernelView, StealMasks};
+use super::{
+    AVG_LOAD, DETACH, IDLE_CPUS, INTERVAL, NEWIDLE, NEWIDLE_BACKOFF_STOPS, SIS, SIS_ACCOUNT,
+    SIS_LOOPS, SIS_SCAN_NS, STEAL, STEAL_ATTEMPTS, STEAL_STOLEN, STREAK,
+};
+use crate::policy::balance_interval;
+use crate::policy::idle_cpus::{self, IdleCpusFlags};
+use crate::policy::newidle_streak::{self, Streak};
+use crate::policy::newidle_walk::{self, WalkStep};
+use crate::policy::sis_chain::{self, SisFlags, SisInput, WakeAvg};
+use crate::policy::steal::StealOutcome;
+use crate::policy::steal_chain::{self, StealArgs};
+use crate::policy::{avg_load, avg_load::AvgLoadInput, detach_load};
+
+/// Galbraith, "sched: Further improve spurious CPU_IDLE active migrations"
+/// (2016): the idle-CPU imbalance test of
+/// `sched_balance_find_src_group()`.
+///
+/// This and the four callbacks after it take scalars, in registers, so
+/// they read no memory of the kernel's and need no `# Safety`; bindgen
+/// still types them `unsafe` in the table.
+pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
+    local_idle_cpus: u32,
+    busiest_idle_cpus: u32,
+    llc_size: u32,
+    balance_idle_cpus: bool,
+    balance_idle_llc2: bool,
+) -> bool {
+    let flags = IdleCpusFlags {
+        balance_idle_cpus,
+        balance_idle_llc2,
+    };
+    let balanced = idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags);
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { IDLE_CPUS.record::<COUNT>(balanced, [balance_idle_cpus, balance_idle_llc2]) }
+}
+
+/// Guittot, "[PATCH 1/4] sched/fair: relax constraint on task's load
+/// during load balance" (2020): the `migrate_load` test of `detach_tasks()`.
+pub(crate) extern "C" fn detach_skip<const COUNT: bool>(
+    load: u64,
+    imbalance: i64,
+    nr_balance_failed: u32,
+    cache_nice_tries: u32,
+    relax_failed: bool,
+) -> bool {
+    let skip = detach_load::should_skip(
+        load,
+        imbalance,
+        nr_balance_failed,
+        cache_nice_tries,
+        relax_failed,
+    );
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { DETACH.record::<COUNT>(skip, [relax_failed]) }
+}
+
+/// Guittot, "[PATCH 2/4] sched/fair: reduce minimal imbalance threshold"
+/// (2020): the `imbalance_pct` test, against v5.9's 125 above the LLC while
+/// `LB_REDUCED_IMBALANCE_PCT` is off.
+pub(crate) extern "C" fn avg_load_balanced<const COUNT: bool>(
+    busiest_avg_load: u64,
+    local_avg_load: u64,
+    imbalance_pct: u32,
+    above_llc: bool,
+    reduced: bool,
+) -> bool {
+    let balanced = avg_load::balanced(AvgLoadInput {
+        busiest_avg_load,
+        local_avg_load,
+        imbalance_pct,
+        above_llc,
+        reduced,
+    });
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { AVG_LOAD.record::<COUNT>(balanced, [reduced]) }
+}
+
+/// Guittot, "[PATCH 3/4] sched/fair: minimize concurrent LBs between domain
+/// level" and 4/4 (2020): `get_sd_balance_interval()`.
+pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
+    balance_interval_ms: u32,
+    busy_factor: u32,
+    max_interval_jiffies: u64,
+    cpu_busy: bool,
+    busy_dec: bool,
+) -> u64 {
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { INTERVAL.record::<COUNT>(cpu_busy, [busy_dec]) };
+    // Milliseconds to jiffies at the HZ of the kernel this module was built
+    // against (its vermagic ties the two), with that HZ's constants folded
+    // in, as in the C. Not `bindings::HZ`: bindgen gives the uapi USER_HZ
+    // (100) for that name.
+    balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
+        balance_interval_ms,
+        busy_factor,
+        cpu_busy,
+        max_interval_jiffies,
+        busy_dec,
+    )
+}
+
+/// Low (2013) and Jain (2018), see `policy::newidle_walk`: where the
+/// newidle walk stops.
+///
+/// The kernel passes `cost_ns`, the sum the stock test compares the
+/// expected idle time against (the walk's cost so far plus the domain's
+/// `max_newidle_lb_cost`), to keep to six parameters; the rule only ever
+/// adds the two, so the sum goes in as the walk's cost and the domain's
+/// part as 0.
+pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
+    avg_idle_ns: u64,
+    cost_ns: u64,
+    consecutive_failures: u32,
+    backoff: bool,
+    migration_cost_ns: u64,
+    migration_cost: bool,
+) -> bool {
+    let step = WalkStep {
+        avg_idle_ns,
+        curr_cost_ns: cost_ns,
+        max_newidle_lb_cost_ns: 0,
+        migration_cost_ns,
+        consecutive_failures,
+        newidle_backoff: backoff,
+        sd_migration_cost: migration_cost,
+    };
+    let stop = newidle_walk::stop_at_domain(step);
+    // Only a stop with the flag on can be the backoff's; the second
+    // evaluation of the rule, and the load of the counters, are skipped
+    // for every other answer.
+    if COUNT && backoff && stop {
+        // SAFETY: a callback of `OPS` (`COUNT`), see the module doc.
+        if let Some(counts) = unsafe { Counts::get() } {
+            counts.add(
+                &NEWIDLE_BACKOFF_STOPS,
+                u64::from(newidle_walk::stopped_by_backoff(step)),
+            );
+        }
+    }
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { NEWIDLE.record::<COUNT>(stop, [backoff, migration_cost]) }
+}
+
+/// Low (2013): the failure streak `newidle_stop` backs off on, after each
+/// newidle attempt and each pull to the CPU.
+///
+/// # Safety
+///
+/// `args` points to a valid argument struct, which the C shim builds on
+/// its stack for the duration of the call. The same holds for every
+/// callback below.
+pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(args: *mut bindings::sched_lb_streak_args) {
+    // SAFETY: the caller guarantees `args` is valid (see above), and the
+    // shim lets us write the out fields; nothing else holds the struct
+    // during the call.
+    let a = unsafe { &mut *args };
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { STREAK.record::<COUNT>(a.pulled, []) };
+    let s = newidle_streak::account(
+        Streak {
+            failures: a.failures,
+            stamp_jiffies: a.stamp_jiffies,
+        },
+        a.now_jiffies,
+        // The kernel's HZ, fixed at build time like this module's
+        // (`bindings::HZ` is USER_HZ, 100).
+        bindings::CONFIG_HZ,
+        a.pulled,
+    );
+    a.failures = s.failures;
+    a.stamp_jiffies = s.stamp_jiffies;
+}
+
+
+/// Zijlstra, "[RFC 00/11] select_idle_sibling rework" (2018):
+/// `select_idle_cpu()`'s scan of the LLC, see `policy::sis_chain`.
+///
+/// # Safety
+///
+/// As for [`newidle_account()`].
+pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
+    args: *mut bindings::sched_lb_sis_args,
+) -> c_int {
+    // SAFETY: as for `newidle_account()`. Read once: the callbacks
+    // below get `args` back, so no reference into it stays alive.
+    let a = unsafe { args.read() };
+    // The shim always passes `cpu_idle`; without it there is no scan and
+    // nothing to write back.
+    let Some(cpu_idle) = a.cpu_idle else {
+        // SAFETY: `args` is valid for writes of its out fields.
+        unsafe {
+            (*args).loops = 0;
+            (*args).clear_idle_cores = false;
+        }
+        return -1;
+    };
+    // SAFETY: `args` is the struct of the scan in progress and `a` its copy.
+    let view = unsafe { KernelView::new(args, &a, cpu_idle) };
+    let answer = sis_chain::select(
+        &view,
+        &SisInput {
+            flags: SisFlags {
+                prop: a.sis_prop,
+                util: a.sis_util,
+                age: a.sis_age,
+                once: a.sis_once,
+                fold: a.sis_fold,
+            },
+            wake: WakeAvg {
+                avg_ns: a.wake_avg_ns,
+                stamp_jiffies: a.wake_stamp,
+            },
+            now_jiffies: a.now_jiffies,
+            avg_idle_ns: a.avg_idle_ns,
+            avg_scan_cost_ns: a.avg_scan_cost_ns,
+            span_weight: a.span_weight,
+            util_nr: a.util_nr,
+            smt_weight: a.smt_weight,
+            has_idle_core: a.has_idle_core,
+            target: a.target,
+            nbits: a.nbits,
+        },
+    );
+    let scan = answer.scan;
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe {
+        SIS.record::<COUNT>(
+            scan.cpu.is_some(),
+            [a.sis_prop, a.sis_age, a.sis_once, a.sis_fold],
+        )
+    };
+    // SAFETY: `args` is valid for writes of its out fields and no
+    // reference into it is alive.
+    unsafe {
+        (*args).loops = scan.loops;
+        (*args).clear_idle_cores = answer.clears_idle_cores();
+        (*args).wake_avg_ns = answer.wake.avg_ns;
+        (*args).wake_stamp = answer.wake.stamp_jiffies;
+    }
+    scan.cpu.map_or(-1, c_cpu)
+}
+
+/// The same RFC (01/11, 03/11): the statistics after a scan.
+///
+/// # Safety
+///
+/// As for [`newidle_account()`].
+pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
+    args: *mut bindings::sched_lb_sis_args,
+) {
+    // SAFETY: as for `sis_select()`; no callback into C follows, so the
+    // struct is ours for the call.
+    let a = unsafe { &mut *args };
+    // Scans whose budget was zero (SIS_UTIL: overloaded) visited nothing
+    // and are only in `calls`.
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    let scanned = unsafe { SIS_ACCOUNT.record::<COUNT>(a.loops > 0, []) };
+    if COUNT && scanned {
+        // SAFETY: a callback of `OPS` (`COUNT`), see the module doc.
+        if let Some(counts) = unsafe { Counts::get() } {
+            counts.add(&SIS_SCAN_NS, a.scan_time_ns);
+            counts.add(&SIS_LOOPS, u64::from(a.loops));
+        }
+    }
+    let done = sis_chain::account(
+        a.avg_scan_cost_ns,
+        a.wake_avg_ns,
+        a.scan_time_ns,
+        a.loops,
+        a.sis_once,
+    );
+    a.avg_scan_cost_ns = done.avg_scan_cost_ns;
+    a.wake_avg_ns = done.wake_avg_ns;
+}
+
+
+/// Sistare's STEAL (his reply to the select_idle_sibling rework RFC,
+/// 2018): whether to steal, and which
+/// overloaded CPUs of the LLC to try in which order; the shim's
+/// `steal_from` moves the task under the runqueue locks.
+///
+/// # Safety
+///
+/// As for [`newidle_account()`].
+pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
+    args: *mut bindings::sched_lb_steal_args,
+) -> c_int {
+    // SAFETY: as for `newidle_account()`. Copied out before anything
+    // else: `steal_from` gets `args` back and the shim reads it.
+    let a = unsafe { args.read() };
+    // SAFETY: `a` is the copy of the struct of the steal in progress.
+    let masks = unsafe { StealMasks::new(&a) };
+    // The shim always passes `steal_from`; without it nothing can move.
+    let Some(steal_from) = a.steal_from else {
+        // SAFETY: `args` is valid for writes of its out fields.
+        unsafe {
+            (*args).tried = false;
+            (*args).attempts = 0;
+        }
+        return -1;
+    };
+    let result = steal_chain::steal(
+        &StealArgs {
+            // The shim asks only with sched_feat(STEAL) on.
+            enabled: true,
+            numa_nodes: a.numa_nodes,
+            nr_runnable: a.nr_runnable,
+            avg_idle_ns: a.avg_idle_ns,
+            avg_steal_cost_ns: a.avg_steal_cost_ns,
+            this_cpu: a.this_cpu,
+            bits_per_line: bindings::SCHED_LB_STEAL_BITS_PER_LINE,
+            overloaded_base: a.overloaded_base,
+        },
+        masks.overloaded(),
+        masks.llc(),
+        masks.siblings(),
+        |cpu| {
+            // SAFETY: `steal_from` and `args` come from the shim, which
+            // expects exactly this call; it refuses a CPU outside the LLC.
+            match unsafe { steal_from(args, c_cpu(cpu)) } {
+                1 => StealOutcome::Stolen,
+                0 => StealOutcome::NotStolen,
+                _ => StealOutcome::Stop,
+            }
+        },
+    );
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { STEAL.record::<COUNT>(result.tried, [true]) };
+    if COUNT {
+        // SAFETY: a callback of `OPS` (`COUNT`), see the module doc.
+        if let Some(counts) = unsafe { Counts::get() } {
+            counts.add(&STEAL_ATTEMPTS, u64::from(result.attempts));
+            counts.add(&STEAL_STOLEN, u64::from(result.from.is_some()));
+        }
+    }
+    // SAFETY: `args` is valid for writes of its out fields and no
+    // reference into it is alive.
+    unsafe {
+        (*args).tried = result.tried;
+        (*args).attempts = result.attempts;
+    }
+    result.from.map_or(-1, c_cpu)
+}
+
