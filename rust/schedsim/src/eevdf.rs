@@ -8,7 +8,7 @@
 //! `pick_eevdf()` with RUN_TO_PARITY's `protect_slice()`,
 //! `update_deadline()` and `place_entity()` with PLACE_LAG and
 //! PLACE_DEADLINE_INITIAL. The functions here are pure: the simulator
-//! (`sim.rs`) keeps the entities and calls them where the kernel does
+//! (`sim/runqueue.rs`) keeps the entities and calls them where the kernel does
 //! (`update_curr()`, `dequeue_entity()`, `enqueue_entity()`,
 //! `requeue_delayed_entity()`, `check_preempt_wakeup_fair()`).
 //!

@@ -29,7 +29,7 @@ pub mod cpumask;
 pub mod eevdf;
 pub mod experiments;
 pub mod flags;
-pub mod lb;
+
 pub mod pelt;
 pub mod report;
 pub mod rng;

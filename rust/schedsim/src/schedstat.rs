@@ -21,7 +21,7 @@
 //! (exec and fork balancing), `ttwu_move_balance` (0 in 6.12 too),
 //! `yld_count`, `sched_count`, `rq_cpu_time`, `run_delay`, `pcount`.
 
-use crate::lb::IdleType;
+use crate::sim::IdleType;
 use crate::sim::Sim;
 use crate::topology::Topology;
 use std::collections::BTreeMap;

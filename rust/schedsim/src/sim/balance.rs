@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Load balancing: periodic, idle, newidle, and Sistare's STEAL.
+//! Load balancing of one domain, and the periodic walk over the domains;
+//! newidle balancing and STEAL, which run it from an idle CPU, are
+//! `newidle.rs`.
 //!
 //! Mirrors `kernel/sched/fair.c` of Linux 6.12.117: `sched_balance_domains()`
 //! (ex `rebalance_domains()`), `sched_balance_rq()` (ex `load_balance()`),
@@ -10,45 +12,30 @@
 //! `calculate_imbalance()`, `sibling_imbalance()`,
 //! `sched_balance_find_src_rq()`, `detach_tasks()`, `can_migrate_task()`
 //! with `task_hot()`, `need_active_balance()`,
-//! `active_load_balance_cpu_stop()`, `sched_balance_newidle()` with
-//! NI_RANDOM, `update_newidle_cost()` and `update_newidle_stats()`, and
-//! SIS_UTIL's `update_idle_cpu_scan()`; STEAL's victim task is the
-//! series' `sched_lb_steal_detach()` (Sistare's `can_migrate_task_llc()`:
-//! no `task_hot()` inside the LLC).
+//! `active_load_balance_cpu_stop()`, and SIS_UTIL's
+//! `update_idle_cpu_scan()`.
 //!
 //! Every decision the series made replaceable goes through
 //! `sched_lb_policy`, with the inputs the C shims pass: the idle-CPU
 //! threshold (`idle_cpus`), the `imbalance_pct` test (`avg_load`), the
 //! detach test (`detach_load`), the balance interval
-//! (`balance_interval`, `jiffies`), where the newidle walk stops
-//! (`newidle_walk`, `newidle_backoff`) and the failure count it reads
-//! (`newidle_streak`), and STEAL (`steal`, `sparsemask`).
-//! The rest is the stock C, reduced: no cgroups, no misfit or asym
+//! (`balance_interval`, `jiffies`). The rest is the stock C, reduced: no cgroups, no misfit or asym
 //! packing, no affinity, no RT or IRQ pressure on capacity. The balancer
 //! counts delayed-dequeue tasks (`nr_running`, as 6.12.117's
 //! `h_nr_queued`) and may move them, since 6.12.117's
 //! `can_migrate_task()` does not skip them; STEAL does not.
 
+use super::{Sim, CAPACITY, MIGRATION_COST_NS};
 use crate::cpumask::CpuMask;
-use crate::sim::{Sim, CAPACITY, MIGRATION_COST_NS};
 use crate::topology::{SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_LLC};
 use sched_lb_policy::avg_load::{self, AvgLoadInput};
 use sched_lb_policy::balance_interval::{sd_balance_interval_jiffies, IntervalInput};
 use sched_lb_policy::idle_cpus::IdleCpusFlags;
-use sched_lb_policy::newidle_streak;
-use sched_lb_policy::newidle_walk::{stop_at_domain, WalkStep};
-use sched_lb_policy::steal::{StealOutcome, STEAL_MAX_NUMA_NODES};
-use sched_lb_policy::steal_chain::{self, StealArgs};
-use sched_lb_policy::{detach_load, idle_cpus, sparsemask};
-use std::rc::Rc;
+use sched_lb_policy::{detach_load, idle_cpus};
 
 /// `sysctl_sched_nr_migrate` (`SCHED_NR_MIGRATE_BREAK`, not PREEMPT_RT):
 /// the most tasks one detach walk looks at.
-const NR_MIGRATE: usize = 32;
-/// NI_RANDOM's die: `sched_rng() % 1024`.
-const NI_DIE_SIDES: u32 = 1024;
-/// `update_newidle_stats()` halves its counts when the calls reach this.
-const NEWIDLE_CALLS_WINDOW: u32 = 1024;
+pub(super) const NR_MIGRATE: usize = 32;
 
 /// `enum cpu_idle_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,41 +107,6 @@ impl Sim {
             hz: self.cfg.hz,
             busy_dec: self.cfg.flags.lb_busy_interval_dec,
         })
-    }
-
-    /// `update_newidle_stats()`: one newidle visit of domain `k` of `cpu`,
-    /// `success` its weighted pull (0: none, or the die said skip).
-    fn update_newidle_stats(&mut self, cpu: u32, k: usize, success: u32) {
-        let d = &mut self.rqs[cpu as usize].dom[k];
-        d.newidle_call = d.newidle_call.saturating_add(1);
-        d.newidle_success = d.newidle_success.saturating_add(success);
-        if d.newidle_call >= NEWIDLE_CALLS_WINDOW {
-            d.newidle_ratio = d.newidle_success;
-            d.newidle_call /= 2;
-            d.newidle_success /= 2;
-        }
-    }
-
-    /// `update_newidle_cost()`; true if the cost decayed. Only a balance
-    /// that cost something counts for NI_RANDOM's statistics, so the
-    /// periodic balancer's decay visits (`cost_ns` 0) do not.
-    fn update_newidle_cost(&mut self, cpu: u32, k: usize, cost_ns: u64, success: u32) -> bool {
-        if cost_ns != 0 {
-            self.update_newidle_stats(cpu, k, success);
-        }
-        let j = self.jiffies();
-        let hz = self.hz();
-        let d = &mut self.rqs[cpu as usize].dom[k];
-        if cost_ns > d.max_newidle_lb_cost_ns {
-            d.max_newidle_lb_cost_ns = cost_ns;
-            d.last_decay_jiffies = j;
-        } else if j > d.last_decay_jiffies.saturating_add(hz) {
-            // 1% a second.
-            d.max_newidle_lb_cost_ns = d.max_newidle_lb_cost_ns.saturating_mul(253) / 256;
-            d.last_decay_jiffies = j;
-            return true;
-        }
-        false
     }
 
     /// `sched_balance_domains()`: the periodic balance of one CPU.
@@ -812,196 +764,6 @@ impl Sim {
             .iter()
             .position(|d| d.span.test(src))
     }
-
-    /// `sched_balance_newidle()` with the series' walk rule and 6.12.117's
-    /// NI_RANDOM: past the walk rule, each domain is balanced only when a
-    /// 1024-sided die (this CPU's stream, as `sched_rng()` is per CPU)
-    /// falls at or below `1 + newidle_ratio`, its recent pulls per 1024
-    /// visits; a pull then counts `1024 / (1 + newidle_ratio)`, rounded,
-    /// so that the ratio stays an estimate of every visit's success, the
-    /// skipped ones included. True if a task was pulled.
-    pub(crate) fn newidle_balance(&mut self, cpu: u32) -> bool {
-        let levels = self.cfg.topology.domains[cpu as usize].len();
-        if levels == 0 {
-            return false;
-        }
-        let avg_idle = self.rqs[cpu as usize].avg_idle_ns;
-        if self.nr_overloaded == 0
-            || avg_idle < self.rqs[cpu as usize].dom[0].max_newidle_lb_cost_ns
-        {
-            self.stats.newidle_skipped += 1;
-            return false;
-        }
-        self.stats.newidle_walks += 1;
-        let f = self.cfg.flags;
-        let mut curr_cost = 0u64;
-        let mut pulled = false;
-        let mut stopped = false;
-        for k in 0..levels {
-            let step = WalkStep {
-                avg_idle_ns: avg_idle,
-                curr_cost_ns: curr_cost,
-                max_newidle_lb_cost_ns: self.rqs[cpu as usize].dom[k].max_newidle_lb_cost_ns,
-                migration_cost_ns: self.cfg.topology.domains[cpu as usize][k].migration_cost_ns,
-                consecutive_failures: self.rqs[cpu as usize].newidle_streak.failures,
-                newidle_backoff: f.newidle_backoff,
-                sd_migration_cost: f.sd_migration_cost,
-            };
-            if stop_at_domain(step) {
-                stopped = true;
-                break;
-            }
-            // Every level has SD_BALANCE_NEWIDLE (sd_init()).
-            let mut weight = 1u32;
-            if f.ni_random {
-                let d1k = self.ni_rng[cpu as usize].below(u64::from(NI_DIE_SIDES)) as u32;
-                weight = self.rqs[cpu as usize].dom[k]
-                    .newidle_ratio
-                    .saturating_add(1);
-                if d1k > weight {
-                    self.update_newidle_stats(cpu, k, 0);
-                    self.stats.newidle_dice_skipped += 1;
-                    continue;
-                }
-                // The pull's weight: 1024 / weight, rounded to nearest.
-                weight = NI_DIE_SIDES.saturating_add(weight / 2) / weight;
-            }
-            let b = self.balance_rq(cpu, k, IdleType::NewlyIdle);
-            self.stats.newidle_domains += 1;
-            let pulled_here = b.moved > 0;
-            self.update_newidle_cost(
-                cpu,
-                k,
-                b.cost_ns,
-                weight.saturating_mul(u32::from(pulled_here)),
-            );
-            curr_cost = curr_cost.saturating_add(b.cost_ns);
-            if pulled_here || !b.continue_balancing || self.nr_running(cpu) > 0 {
-                pulled = true;
-                break;
-            }
-        }
-        if stopped {
-            self.stats.newidle_stopped += 1;
-        }
-        let rq = &mut self.rqs[cpu as usize];
-        if curr_cost > rq.max_idle_balance_cost_ns {
-            rq.max_idle_balance_cost_ns = curr_cost;
-        }
-        // Every attempt counts, a walk the backoff cut short at its first
-        // domain too: counting only walks that balanced a domain latched.
-        self.newidle_account(cpu, pulled);
-        if pulled {
-            self.stats.newidle_pulled += 1;
-        }
-        self.stats.newidle_cost_ns += curr_cost;
-        self.charge(cpu, curr_cost);
-        pulled
-    }
-
-    /// The kernel's `newidle_account` hook: one newidle attempt on `cpu`,
-    /// or one pull into it by any balancer, at the current jiffy.
-    fn newidle_account(&mut self, cpu: u32, pulled: bool) {
-        let (now, hz) = (self.jiffies(), self.cfg.hz);
-        let rq = &mut self.rqs[cpu as usize];
-        rq.newidle_streak = newidle_streak::account(rq.newidle_streak, now, hz, pulled);
-    }
-
-    /// The series' `sched_lb_steal_detach()`, which follows Sistare's
-    /// `can_migrate_task_llc()`: the task STEAL takes from `src`. Not
-    /// Sistare's leftmost task (with group scheduling that tree holds group
-    /// entities) but `detach_one_task()`'s order: from the least recently
-    /// run end of `cfs_tasks`, at most `sysctl_sched_nr_migrate` tasks, the
-    /// first that may move to the stealer. There is no `task_hot()` test
-    /// and so no `nr_balance_failed`: victim and stealer share the LLC,
-    /// the cache warmth that test protects ("sharing LLC provides cache
-    /// warmth at that level"). Delayed-dequeue tasks are skipped; the
-    /// kernel's other exclusions (running, affinity, per-CPU kthreads,
-    /// migration disabled) never apply to a queued task of the model.
-    fn steal_victim_task(&self, src: u32) -> Option<usize> {
-        // A stale bit: fewer than two runnable, nothing to take.
-        if self.nr_runnable(src) < 2 {
-            return None;
-        }
-        let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
-        cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
-        cands
-            .into_iter()
-            .take(NR_MIGRATE)
-            .find(|&t| !self.tasks[t].delayed)
-    }
-
-    /// Sistare's STEAL: before newidle balancing, take one queued task
-    /// from an overloaded CPU of this LLC. True if a task was stolen.
-    pub(crate) fn try_steal(&mut self, cpu: u32) -> bool {
-        if !self.cfg.flags.steal {
-            return false;
-        }
-        self.schedstat.module.steal_calls += 1;
-        let topo = &self.cfg.topology;
-        let l = topo.llc_of[cpu as usize] as usize;
-        // The walk below holds these while the steal mutates `self`: the
-        // mask by sharing its cells (the steal writes them, as in the
-        // kernel), the topology masks, which never change, by copy.
-        let words = Rc::clone(&self.llc[l].overloaded);
-        let base = self.llc[l].overloaded_base;
-        let llc_span = topo.llc_span[l].clone();
-        let siblings = topo.smt_mask[cpu as usize].clone();
-        let nodes = if self.cfg.steal_ignore_node_limit {
-            topo.nodes().min(STEAL_MAX_NUMA_NODES)
-        } else {
-            topo.nodes()
-        };
-        let rq = &self.rqs[cpu as usize];
-        let args = StealArgs {
-            enabled: true,
-            numa_nodes: nodes,
-            nr_runnable: self.nr_runnable(cpu),
-            avg_idle_ns: rq.avg_idle_ns,
-            avg_steal_cost_ns: rq.avg_steal_cost_ns,
-            this_cpu: cpu,
-            bits_per_line: crate::sim::SPARSE_BITS_PER_LINE,
-            overloaded_base: base,
-        };
-        // The walk reads this LLC's own lines, each once.
-        let lines = words.len() as u64 / u64::from(sparsemask::WORDS_PER_LINE);
-        let mut cost = self.cost.steal_base_ns + lines * self.cost.steal_per_line_ns;
-        // The policy crate's chain, the one the kernel's `steal` hook runs;
-        // the closure is the simulator's `steal_from()`.
-        let res = steal_chain::steal(&args, &words[..], llc_span.words(), siblings.words(), |v| {
-            cost += self.cost.steal_per_victim_ns;
-            if self.nr_running(cpu) > 0 {
-                return StealOutcome::Stop;
-            }
-            match self.steal_victim_task(v) {
-                Some(t) => {
-                    self.migrate(t, v, cpu);
-                    cost += self.cost.migrate_task_ns;
-                    StealOutcome::Stolen
-                }
-                None => StealOutcome::NotStolen,
-            }
-        });
-        let m = &mut self.schedstat.module;
-        m.steal_tried += u64::from(res.tried);
-        m.steal_attempts += u64::from(res.attempts);
-        m.steal_stolen += u64::from(res.from.is_some());
-        if !res.tried {
-            return false;
-        }
-        self.stats.steal_attempts += 1;
-        let stolen = res.from.is_some();
-        if stolen {
-            self.stats.steals += 1;
-            self.newidle_account(cpu, true);
-        }
-        let rq = &mut self.rqs[cpu as usize];
-        let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
-        rq.avg_steal_cost_ns = (rq.avg_steal_cost_ns as i128 + diff / 8).max(0) as u64;
-        self.stats.steal_cost_ns += cost;
-        self.charge(cpu, cost);
-        stolen
-    }
 }
 
 #[cfg(test)]
@@ -1011,6 +773,7 @@ mod tests {
     use crate::sim::Config;
     use crate::topology::Topology;
     use crate::workload::Workload;
+    use sched_lb_policy::sparsemask;
 
     /// 11 always-running tasks on 2x4, split 6 (CPUs 0-3) vs 5 (4-7).
     fn eleven_on_2x4(imbalance_pct: u32) -> Sim {

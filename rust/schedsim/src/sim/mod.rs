@@ -1,0 +1,1059 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The discrete-event CFS model: the machine's state, the event loop and
+//! the tick, with each mechanism in a file of its own:
+//!
+//! - `runqueue.rs`: one CPU's CFS runqueue under EEVDF, DELAY_DEQUEUE,
+//!   the pick and wakeup preemption (`kernel/sched/fair.c`'s
+//!   `enqueue_entity()` ... `check_preempt_wakeup_fair()`);
+//! - `wakeup.rs`: `try_to_wake_up()` and wakeup placement,
+//!   `select_task_rq_fair()` down to `select_idle_sibling()` and the
+//!   series' SIS policy scan;
+//! - `balance.rs`: `sched_balance_rq()` and the periodic walk;
+//! - `newidle.rs`: `sched_balance_newidle()` and Sistare's STEAL;
+//! - `tasks.rs`: the workloads' tasks, their bursts, syscalls and messages.
+//!
+//! This file mirrors, much reduced, `kernel/sched/core.c`'s
+//! `sched_tick()` and the PELT and runtime accounting around it.
+//!
+//! Time is in ns. The tick comes every `TICK_NSEC` of the configured HZ
+//! (default 250: the guest kernel runs `CONFIG_HZ=250` with
+//! `CONFIG_HZ_PERIODIC`, so idle CPUs take it too), and everything counted
+//! in jiffies follows it: balance intervals (`msecs_to_jiffies()`),
+//! `max_load_balance_interval`, the once-a-second decays, SIS_AGE's and
+//! NEWIDLE_BACKOFF's per-jiffy aging. Every CPU takes the tick at the same
+//! instant (`sched_skew_tick=0`, the default), in an order drawn from the
+//! seed each tick: which CPU wins a race for a runqueue lock is what
+//! Guittot's 1/4 is about, and a fixed order would make CPU 0 always win.
+//!
+//! Fair sharing is 6.12.117's EEVDF (`eevdf.rs`): per-task `vruntime`,
+//! `deadline` and saved lag, a slice of 2.8 ms (`sysctl_sched_base_slice`,
+//! 0.70 ms, times `1 + ilog2(min(ncpus, 8))` as `update_sysctl()` scales
+//! it), `pick_eevdf()` with RUN_TO_PARITY, deadlines renewed by
+//! `update_curr()` (at the tick, as without HRTICK, and at enqueues),
+//! `place_entity()` with PLACE_LAG and PLACE_DEADLINE_INITIAL, and
+//! `check_preempt_wakeup_fair()`. DELAY_DEQUEUE is on, as in 6.12.117: a
+//! task that blocks while not eligible stays queued ("delayed") until it
+//! is picked, and is then dequeued, or until it is woken, where it
+//! stays. It counts in `nr_running` (what the balancer reads, as 6.12.117's
+//! `h_nr_queued` and `rq->nr_running` do) but not in `nr_runnable`
+//! (`h_nr_runnable`, what STEAL's mask and victim test read).
+//!
+//! Randomness comes in separate streams (`rng.rs`): the tick order, each
+//! CPU's NI_RANDOM dice, each task's jitter, so that flags do not reshuffle
+//! the workload.
+
+use crate::conserve::Conservation;
+use crate::cost::CostModel;
+use crate::eevdf::{self, Pick, Se};
+use crate::flags::{Flags, Knobs, PreferSibling};
+use crate::pelt::Pelt;
+use crate::rng::{Purpose, Rng};
+use crate::schedstat::SchedStat;
+use crate::stats::{RunResult, Stats, TaskStat, Timeline};
+use crate::topology::{Topology, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY};
+use crate::workload::{Part, Workload};
+use sched_lb_policy::newidle_streak::Streak;
+use sched_lb_policy::sis_chain::{self, LlcView, ScanKind, SisFlags, SisInput, SmtView, WakeAvg};
+use sched_lb_policy::{sis_budget, sis_select, sparsemask};
+use std::cell::Cell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::rc::Rc;
+
+mod balance;
+mod newidle;
+mod runqueue;
+mod tasks;
+mod wakeup;
+
+pub use balance::{Balanced, IdleType};
+
+/// HZ of the guest kernel the project boots (Debian's 6.12.117:
+/// `CONFIG_HZ=250`, `CONFIG_HZ_PERIODIC`).
+pub const DEFAULT_HZ: u32 = 250;
+/// `sysctl_sched_base_slice` before scaling, 6.12.117: 0.70 ms.
+pub const BASE_SLICE_NS: u64 = 700_000;
+/// `NSEC_PER_SEC`.
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// `TICK_NSEC`: nanoseconds per jiffy at `hz`, rounded as the kernel's
+/// `(NSEC_PER_SEC + HZ/2) / HZ` (HZ 0 is taken as 1).
+pub fn tick_ns(hz: u32) -> u64 {
+    let hz = u64::from(hz.max(1));
+    NS_PER_SEC.saturating_add(hz / 2) / hz
+}
+
+/// `NICE_0_LOAD` (scaled down, as `scale_load_down()` gives it).
+pub const NICE_0_LOAD: u64 = 1024;
+/// `SCHED_CAPACITY_SCALE`.
+pub const CAPACITY: u64 = 1024;
+/// `sysctl_sched_migration_cost`: 500 us.
+pub const MIGRATION_COST_NS: u64 = 500_000;
+/// Bits per cache line of STEAL's sparsemask (Sistare: 8).
+pub const SPARSE_BITS_PER_LINE: u32 = 8;
+/// Idle balancing passes one `go_idle()` makes when each pulled only a
+/// delayed task, which the pick then dequeues. The kernel loops until a
+/// pass pulls nothing; each pass here moves at least one delayed task
+/// out of the machine's queues, so a bound only matters in theory.
+const GO_IDLE_RETRIES: u32 = 8;
+
+/// `rq->nr_running` and `rq->cfs.h_nr_runnable` of one CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nr {
+    /// Tasks on the runqueue, delayed ones included.
+    pub running: u32,
+    /// Runnable tasks: the delayed ones left out.
+    pub runnable: u32,
+}
+
+/// Run configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Machine.
+    pub topology: Topology,
+    /// What runs.
+    pub workload: Workload,
+    /// `sched_feat` flags.
+    pub flags: Flags,
+    /// Per-domain knobs.
+    pub knobs: Knobs,
+    /// Simulator-only: let STEAL ignore its 2-node limit (an ablation the
+    /// kernel does not have; see `Documentation/schedsim.rst`).
+    pub steal_ignore_node_limit: bool,
+    /// Seed.
+    pub seed: u64,
+    /// `CONFIG_HZ`: the tick, and every interval kept in jiffies.
+    pub hz: u32,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// Timeline samples for plots (0: none).
+    pub samples: u32,
+    /// Progress bar on stderr.
+    pub progress: bool,
+    /// Keep every task's random draws in its result (`TaskStat::draws`),
+    /// to check that a flag leaves the workload alone (tests).
+    pub record_draws: bool,
+}
+
+impl Config {
+    /// A configuration with default flags and knobs.
+    pub fn new(topology: Topology, workload: Workload, seed: u64, duration_ns: u64) -> Self {
+        Self {
+            topology,
+            workload,
+            flags: Flags::default(),
+            knobs: Knobs::default(),
+            steal_ignore_node_limit: false,
+            seed,
+            hz: DEFAULT_HZ,
+            duration_ns,
+            samples: 0,
+            progress: false,
+            record_draws: false,
+        }
+    }
+}
+
+/// What a task does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Always running.
+    Always,
+    /// Runs `run_ns`, sleeps `sleep_ns`.
+    Periodic {
+        /// Run per period.
+        run_ns: u64,
+        /// Sleep per period.
+        sleep_ns: u64,
+    },
+    /// One half of a pair.
+    Buddy {
+        /// Index of the pair, for the split counter.
+        pair: usize,
+        /// The other half.
+        partner: usize,
+        /// Work per message.
+        work_ns: u64,
+        /// Work after sending.
+        overlap_ns: u64,
+    },
+    /// A hackbench sender.
+    Sender {
+        /// First receiver of the group.
+        first_rx: usize,
+        /// Receivers in the group.
+        nr_rx: usize,
+        /// Work per message.
+        send_ns: u64,
+        /// Messages a receiver holds before this sender blocks on it.
+        queue: u32,
+    },
+    /// A hackbench receiver.
+    Receiver {
+        /// Work per message.
+        recv_ns: u64,
+    },
+}
+
+impl Kind {
+    /// Short name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Always => "always",
+            Kind::Periodic { .. } => "periodic",
+            Kind::Buddy { .. } => "buddy",
+            Kind::Sender { .. } => "sender",
+            Kind::Receiver { .. } => "receiver",
+        }
+    }
+}
+
+/// Task state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// On a CPU.
+    Running,
+    /// Queued.
+    Runnable,
+    /// Waiting for a timer.
+    Sleeping,
+    /// Waiting for a message or for room in a queue.
+    Blocked,
+}
+
+/// Buddy phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Producing the next message.
+    Work,
+    /// Going on after sending.
+    Overlap,
+}
+
+/// A task.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// Behaviour.
+    pub kind: Kind,
+    /// State.
+    pub state: State,
+    /// CPU it is on or last ran on.
+    pub cpu: u32,
+    /// `se.vruntime`.
+    pub vruntime: u64,
+    /// `se.deadline`: when, in virtual time, its request of one slice is
+    /// due.
+    pub deadline: u64,
+    /// `se.vlag`: the lag kept from its last dequeue for its next
+    /// placement.
+    pub vlag: i64,
+    /// `se.sched_delayed`: blocked but still queued (DELAY_DEQUEUE).
+    pub delayed: bool,
+    /// Load weight (nice 0).
+    pub weight: u64,
+    /// Useful work done, ns.
+    pub work_ns: u64,
+    /// Work left in the current burst, ns (`u64::MAX`: forever).
+    pub burst_left_ns: u64,
+    /// Cache refill still to pay after a migration, ns.
+    pub refill_ns: u64,
+    /// `se.exec_start`: when it last ran, for `task_hot()`.
+    pub exec_start_ns: u64,
+    /// Runnable load signal.
+    pub load: Pelt,
+    /// Running utilisation signal.
+    pub util: Pelt,
+    /// Migrations.
+    pub migrations: u64,
+    /// Wakeups.
+    pub wakeups: u64,
+    /// `last_wakee`.
+    pub last_wakee: Option<usize>,
+    /// `wakee_flips`.
+    pub wakee_flips: u32,
+    /// `wakee_flip_decay_ts`, jiffies.
+    pub wakee_flip_decay_jiffies: u64,
+    /// `recent_used_cpu`.
+    pub recent_used_cpu: u32,
+    /// Messages waiting (buddy, receiver).
+    pub inbox: u32,
+    /// Buddy phase.
+    pub phase: Phase,
+    /// Hackbench sender: next receiver, and the one it is blocked on.
+    pub next_rx: usize,
+    /// Receiver a sender waits on.
+    pub waiting_on: Option<usize>,
+    /// Senders waiting on this receiver.
+    pub waiters: Vec<usize>,
+}
+
+/// Per-CPU state of one domain (the kernel's per-CPU `struct sched_domain`).
+#[derive(Clone, Debug)]
+pub struct DomState {
+    /// `sd->last_balance`, jiffies.
+    pub last_balance: u64,
+    /// `sd->balance_interval`, ms.
+    pub balance_interval_ms: u32,
+    /// `sd->nr_balance_failed`.
+    pub nr_balance_failed: u32,
+    /// `sd->max_newidle_lb_cost`, ns.
+    pub max_newidle_lb_cost_ns: u64,
+    /// `sd->last_decay_max_lb_cost`, jiffies.
+    pub last_decay_jiffies: u64,
+    /// `sd->newidle_call`: newidle visits counted, halved at 1024.
+    pub newidle_call: u32,
+    /// `sd->newidle_success`: their pulls, each weighted by the inverse of
+    /// the chance NI_RANDOM gave the visit, halved with the calls.
+    pub newidle_success: u32,
+    /// `sd->newidle_ratio`: pulls per 1024 visits, NI_RANDOM's odds.
+    pub newidle_ratio: u32,
+}
+
+/// A runqueue.
+#[derive(Clone, Debug)]
+pub struct Rq {
+    /// Running task.
+    pub curr: Option<usize>,
+    /// Queued tasks, in enqueue order (`cfs_tasks`, head last).
+    pub queue: Vec<usize>,
+    /// `cfs_rq->zero_vruntime`: where the last `avg_vruntime()` put the
+    /// average, the reference an empty runqueue places a task at.
+    pub zero_vruntime: u64,
+    /// RUN_TO_PARITY's `protect_slice()`: `curr`'s deadline when it was
+    /// picked (the kernel stashes it in `se->vlag`); `curr`'s slice is
+    /// protected while its deadline is still this one.
+    pub protect_deadline: Option<u64>,
+    /// `TIF_NEED_RESCHED` of `curr`, set by `update_curr()`.
+    pub need_resched: bool,
+    /// Delayed tasks in `queue` (`h_nr_queued - h_nr_runnable`).
+    pub nr_delayed: u32,
+    /// Runtime accounted up to here.
+    pub last_acct_ns: u64,
+    /// Generation of the pending burst-end event.
+    pub gen: u64,
+    /// Kernel work pending on this CPU (scans, balancing), ns.
+    pub overhead_ns: u64,
+    /// `rq->idle_stamp` (0: not idle).
+    pub idle_stamp_ns: u64,
+    /// `rq->avg_idle`.
+    pub avg_idle_ns: u64,
+    /// `rq->max_idle_balance_cost`.
+    pub max_idle_balance_cost_ns: u64,
+    /// SIS_AGE `rq->wake_avg`.
+    pub wake_avg_ns: u64,
+    /// SIS_AGE `rq->wake_stamp`, jiffies.
+    pub wake_stamp: u64,
+    /// `rq->next_balance`, jiffies.
+    pub next_balance: u64,
+    /// Per-domain state, bottom up.
+    pub dom: Vec<DomState>,
+    /// NEWIDLE_BACKOFF's failure count (`newidle_streak::account`).
+    pub newidle_streak: Streak,
+    /// STEAL: average cost of a steal attempt, ns.
+    pub avg_steal_cost_ns: u64,
+    /// `cfs_rq->avg.load_avg` input: runnable weight.
+    pub load: Pelt,
+    /// `cfs_rq->avg.util_avg` input: 1024 while running.
+    pub util: Pelt,
+    /// Last task that ran, for context-switch cost.
+    pub last_task: Option<usize>,
+    /// Busy time, ns (stats).
+    pub busy_ns: u64,
+    /// Kernel overhead charged, ns (stats).
+    pub overhead_total_ns: u64,
+}
+
+/// Per-LLC shared state (`struct sched_domain_shared`).
+///
+/// Not `Clone`: the overloaded mask is shared (`Rc`) with the steal walk
+/// in flight, and a clone would share it too.
+#[derive(Debug)]
+pub struct LlcShared {
+    /// SIS_UTIL `nr_idle_scan`.
+    pub nr_idle_scan: u32,
+    /// `has_idle_cores`.
+    pub has_idle_cores: bool,
+    /// RFC 01's `avg_scan_cost`, ns.
+    pub avg_scan_cost_ns: u64,
+    /// STEAL's overloaded CPUs of this LLC, sparsemask layout, element
+    /// `cpu - overloaded_base`: the LLC's own lines, as `struct sched_lb_llc`
+    /// lays them out. Cells behind an `Rc` because `steal::victims` walks the
+    /// mask lazily while the steal it drives moves a task, which writes
+    /// the mask (`nr_changed()`), as the kernel's walk over atomics does.
+    pub overloaded: Rc<[Cell<u64>]>,
+    /// The LLC's lowest CPU: element 0 of `overloaded`.
+    pub overloaded_base: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Tick,
+    BurstEnd { cpu: u32, gen: u64 },
+    TimerWake { task: usize },
+    Sample,
+}
+
+/// The simulator.
+pub struct Sim {
+    /// Configuration.
+    pub cfg: Config,
+    /// Cost model.
+    pub cost: CostModel,
+    /// The tick order's stream.
+    tick_rng: Rng,
+    /// Each CPU's NI_RANDOM stream (`sched_rng()`'s per-CPU state).
+    pub(crate) ni_rng: Vec<Rng>,
+    /// Each task's stream, for its bursts and sleeps.
+    task_rng: Vec<Rng>,
+    /// Each task's draws, when `cfg.record_draws` asks for them.
+    task_draws: Vec<Vec<u64>>,
+    /// Now, ns.
+    pub now_ns: u64,
+    events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    /// Runqueues.
+    pub rqs: Vec<Rq>,
+    /// Tasks.
+    pub tasks: Vec<Task>,
+    /// Per-LLC state.
+    pub llc: Vec<LlcShared>,
+    /// Counters.
+    pub stats: Stats,
+    /// `/proc/schedstat`'s counters and the module's (`schedstat.rs`).
+    pub schedstat: SchedStat,
+    /// Work-conservation checker.
+    pub conserve: Conservation,
+    /// CPUs with more than one task (`rd->overloaded`).
+    pub nr_overloaded: u32,
+    /// CPUs with more than one runnable task (delayed ones left out): the
+    /// work-conservation checker's "task waiting".
+    nr_waiting: u32,
+    nr_idle: u32,
+    trace: u64,
+    timeline: Timeline,
+    base_slice_ns: u64,
+    tick_ns: u64,
+    max_lb_interval_jiffies: u64,
+    order: Vec<u32>,
+    buddy_split: Vec<bool>,
+    /// The CPU whose task is inside a send or receive (`burst_end()`): a
+    /// wakeup preemption there waits for its return to user space.
+    syscall_cpu: Option<u32>,
+}
+
+/// FNV-1a, 64 bit, over the words of each traced event.
+fn fnv(mut h: u64, words: &[u64]) -> u64 {
+    for w in words {
+        for b in w.to_le_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+impl Sim {
+    /// Builds the machine and the tasks.
+    pub fn new(mut cfg: Config) -> Self {
+        // Knobs are per-domain values; set them as debugfs writes would.
+        for doms in cfg.topology.domains.iter_mut() {
+            for d in doms.iter_mut() {
+                d.busy_factor = cfg.knobs.busy_factor;
+                if d.flags & (SD_SHARE_CPUCAPACITY | crate::topology::SD_SHARE_LLC) == 0 {
+                    d.imbalance_pct = cfg.knobs.imbalance_pct_above_llc;
+                }
+                if cfg.knobs.prefer_sibling == PreferSibling::SmtOnly {
+                    // v4.8: SD_PREFER_SIBLING only on SMT domains.
+                    if d.flags & SD_SHARE_CPUCAPACITY == 0 {
+                        d.flags &= !SD_PREFER_SIBLING;
+                    }
+                }
+            }
+        }
+        let topo = &cfg.topology;
+        let nr = topo.nr_cpus;
+        let rqs = (0..nr)
+            .map(|c| Rq {
+                curr: None,
+                queue: Vec::new(),
+                zero_vruntime: 0,
+                protect_deadline: None,
+                need_resched: false,
+                nr_delayed: 0,
+                last_acct_ns: 0,
+                gen: 0,
+                overhead_ns: 0,
+                idle_stamp_ns: 0,
+                avg_idle_ns: 2 * MIGRATION_COST_NS,
+                max_idle_balance_cost_ns: MIGRATION_COST_NS,
+                wake_avg_ns: 2 * MIGRATION_COST_NS,
+                wake_stamp: 0,
+                next_balance: 0,
+                dom: topo.domains[c as usize]
+                    .iter()
+                    .map(|d| DomState {
+                        last_balance: 0,
+                        balance_interval_ms: d.min_interval_ms,
+                        nr_balance_failed: 0,
+                        max_newidle_lb_cost_ns: 0,
+                        last_decay_jiffies: 0,
+                        // sd_init(): "50% success rate".
+                        newidle_call: 512,
+                        newidle_success: 256,
+                        newidle_ratio: 512,
+                    })
+                    .collect(),
+                newidle_streak: Streak {
+                    failures: 0,
+                    stamp_jiffies: 0,
+                },
+                avg_steal_cost_ns: 0,
+                load: Pelt::new(0, 0),
+                util: Pelt::new(0, 0),
+                last_task: None,
+                busy_ns: 0,
+                overhead_total_ns: 0,
+            })
+            .collect();
+        let llc = topo
+            .llc_span
+            .iter()
+            .map(|s| {
+                // Elements from the LLC's first CPU to its last: with x86
+                // numbering (SMT siblings nr/2 apart) the span has a hole,
+                // whose elements stay clear.
+                let base = s.first().unwrap_or(0);
+                let last = s.iter().last().unwrap_or(base);
+                let nelems = last.saturating_sub(base).saturating_add(1);
+                let words = sparsemask::words_for(nelems, SPARSE_BITS_PER_LINE) as usize;
+                LlcShared {
+                    nr_idle_scan: s.weight(),
+                    has_idle_cores: true,
+                    avg_scan_cost_ns: 0,
+                    overloaded: (0..words).map(|_| Cell::new(0)).collect(),
+                    overloaded_base: base,
+                }
+            })
+            .collect();
+        // get_update_sysctl_factor(), SCHED_TUNABLESCALING_LOG.
+        let ncpu_factor = 1 + u64::from(31 - nr.clamp(1, 8).leading_zeros());
+        // update_max_interval(): HZ * num_online_cpus() / 10.
+        let max_lb_interval_jiffies = (u64::from(cfg.hz).saturating_mul(u64::from(nr)) / 10).max(1);
+        let mut sim = Self {
+            cost: CostModel::default(),
+            tick_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 0),
+            ni_rng: (0..nr)
+                .map(|c| Rng::stream(cfg.seed, Purpose::NiRandom, u64::from(c)))
+                .collect(),
+            task_rng: Vec::new(),
+            task_draws: Vec::new(),
+            now_ns: 0,
+            events: BinaryHeap::new(),
+            seq: 0,
+            rqs,
+            tasks: Vec::new(),
+            llc,
+            stats: Stats::default(),
+            schedstat: SchedStat::new(topo),
+            conserve: Conservation::new(nr),
+            nr_overloaded: 0,
+            nr_waiting: 0,
+            nr_idle: nr,
+            trace: 0xcbf2_9ce4_8422_2325,
+            timeline: Timeline::default(),
+            base_slice_ns: BASE_SLICE_NS.saturating_mul(ncpu_factor),
+            tick_ns: tick_ns(cfg.hz),
+            max_lb_interval_jiffies,
+            order: (0..nr).collect(),
+            buddy_split: Vec::new(),
+            syscall_cpu: None,
+            cfg,
+        };
+        sim.spawn_tasks();
+        sim
+    }
+
+    fn push(&mut self, at_ns: u64, ev: Ev) {
+        self.seq += 1;
+        self.events.push(Reverse((at_ns, self.seq, ev)));
+    }
+
+    pub(crate) fn trace(&mut self, words: &[u64]) {
+        self.trace = fnv(self.trace, words);
+        self.trace = fnv(self.trace, &[self.now_ns]);
+    }
+
+    /// Jiffies now.
+    pub fn jiffies(&self) -> u64 {
+        self.now_ns / self.tick_ns
+    }
+
+    /// `HZ`: jiffies per second.
+    pub fn hz(&self) -> u64 {
+        u64::from(self.cfg.hz.max(1))
+    }
+
+    /// `rq->nr_running` (CFS only here): delayed tasks are still on the
+    /// runqueue and count, as they do for 6.12.117's balancer.
+    pub fn nr_running(&self, cpu: u32) -> u32 {
+        let rq = &self.rqs[cpu as usize];
+        u32::from(rq.curr.is_some()) + rq.queue.len() as u32
+    }
+
+    /// `rq->cfs.h_nr_runnable`: `nr_running` without the delayed tasks.
+    pub fn nr_runnable(&self, cpu: u32) -> u32 {
+        self.nr_running(cpu)
+            .saturating_sub(self.rqs[cpu as usize].nr_delayed)
+    }
+
+    fn nr(&self, cpu: u32) -> Nr {
+        Nr {
+            running: self.nr_running(cpu),
+            runnable: self.nr_runnable(cpu),
+        }
+    }
+
+    /// `idle_cpu()`.
+    pub fn idle(&self, cpu: u32) -> bool {
+        self.nr_running(cpu) == 0
+    }
+
+    /// `max_load_balance_interval`.
+    pub fn max_lb_interval_jiffies(&self) -> u64 {
+        self.max_lb_interval_jiffies
+    }
+
+    /// Runnable weight on `cpu` (the PELT input of its load).
+    fn runnable_weight(&self, cpu: u32) -> u64 {
+        let rq = &self.rqs[cpu as usize];
+        rq.curr
+            .iter()
+            .chain(rq.queue.iter())
+            .map(|&t| self.tasks[t].weight)
+            .sum()
+    }
+
+    /// Brings the runqueue's signals up to now, before its inputs change.
+    pub(crate) fn pelt_sync_rq(&mut self, cpu: u32) {
+        let rq = &self.rqs[cpu as usize];
+        // Balancing reads many runqueues at one instant: once is enough.
+        if rq.load.last_ns() >= self.now_ns && rq.util.last_ns() >= self.now_ns {
+            return;
+        }
+        let w = self.runnable_weight(cpu);
+        let now = self.now_ns;
+        let rq = &mut self.rqs[cpu as usize];
+        let running = if rq.curr.is_some() { CAPACITY } else { 0 };
+        rq.load.update(now, w);
+        rq.util.update(now, running);
+    }
+
+    pub(crate) fn pelt_sync_task(&mut self, t: usize) {
+        let now = self.now_ns;
+        let task = &mut self.tasks[t];
+        // A delayed task is still enqueued: its load stays runnable.
+        let runnable = matches!(task.state, State::Running | State::Runnable) || task.delayed;
+        let running = task.state == State::Running;
+        task.load
+            .update(now, if runnable { task.weight } else { 0 });
+        task.util.update(now, if running { CAPACITY } else { 0 });
+    }
+
+    /// `cpu_load()`.
+    pub fn cpu_load(&mut self, cpu: u32) -> u64 {
+        self.pelt_sync_rq(cpu);
+        self.rqs[cpu as usize].load.value()
+    }
+
+    /// `cpu_util_cfs()`, capped at the capacity.
+    pub fn cpu_util(&mut self, cpu: u32) -> u64 {
+        self.pelt_sync_rq(cpu);
+        self.rqs[cpu as usize].util.value().min(CAPACITY)
+    }
+
+    /// `cpu_runnable()`: `cfs_rq->avg.runnable_avg`, PELT of the number of
+    /// runnable tasks times 1024. Every task here has nice 0's weight, so
+    /// it is the same signal as the load (runnable weight) and is read
+    /// from it; tasks of other weights would need a signal of their own.
+    pub fn cpu_runnable(&mut self, cpu: u32) -> u64 {
+        debug_assert!(self.tasks.iter().all(|t| t.weight == NICE_0_LOAD));
+        self.cpu_load(cpu)
+    }
+
+    /// `task_h_load()` (no cgroups: the task's own load).
+    pub fn task_load(&mut self, t: usize) -> u64 {
+        self.pelt_sync_task(t);
+        self.tasks[t].load.value()
+    }
+
+    /// `task_util()`.
+    pub fn task_util(&mut self, t: usize) -> u64 {
+        self.pelt_sync_task(t);
+        self.tasks[t].util.value()
+    }
+
+    /// Accounts the running task's time up to now: the runtime half of
+    /// `update_curr()` (the EEVDF half is `Sim::update_curr()`).
+    pub(crate) fn account(&mut self, cpu: u32) {
+        let now = self.now_ns;
+        let rq = &mut self.rqs[cpu as usize];
+        let dt = now.saturating_sub(rq.last_acct_ns);
+        rq.last_acct_ns = now;
+        if dt == 0 {
+            return;
+        }
+        let Some(t) = rq.curr else {
+            // Kernel work on an idle CPU eats idle time.
+            rq.overhead_ns = rq.overhead_ns.saturating_sub(dt);
+            return;
+        };
+        rq.busy_ns = rq.busy_ns.saturating_add(dt);
+        let from_overhead = dt.min(rq.overhead_ns);
+        rq.overhead_ns -= from_overhead;
+        let mut left = dt - from_overhead;
+        let task = &mut self.tasks[t];
+        let from_refill = left.min(task.refill_ns);
+        task.refill_ns -= from_refill;
+        left -= from_refill;
+        task.work_ns = task.work_ns.saturating_add(left);
+        if task.burst_left_ns != u64::MAX {
+            task.burst_left_ns = task.burst_left_ns.saturating_sub(left);
+        }
+        task.vruntime = task
+            .vruntime
+            .wrapping_add(eevdf::calc_delta_fair(dt, task.weight));
+        task.exec_start_ns = now;
+    }
+
+    /// Adds kernel work to a CPU: it delays whatever runs there next.
+    pub(crate) fn charge(&mut self, cpu: u32, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        self.account(cpu);
+        let rq = &mut self.rqs[cpu as usize];
+        rq.overhead_ns = rq.overhead_ns.saturating_add(ns);
+        rq.overhead_total_ns = rq.overhead_total_ns.saturating_add(ns);
+        self.stats.overhead_ns = self.stats.overhead_ns.saturating_add(ns);
+        if rq.curr.is_some() {
+            self.arm_burst(cpu);
+        }
+    }
+
+    /// `sched_tick()` on every CPU, in a seeded order.
+    fn tick(&mut self) {
+        let mut order = std::mem::take(&mut self.order);
+        self.tick_rng.shuffle(&mut order);
+        for &cpu in &order {
+            // entity_tick(): update_curr(), which renews the deadline of a
+            // task that reached it and asks for the resched.
+            self.update_curr(cpu);
+            if self.rqs[cpu as usize].need_resched {
+                self.resched(cpu);
+            }
+            if self.jiffies() >= self.rqs[cpu as usize].next_balance {
+                self.rebalance_domains(cpu);
+            }
+        }
+        self.order = order;
+        self.push(self.now_ns.saturating_add(self.tick_ns), Ev::Tick);
+    }
+
+    /// Runs to the configured duration and returns the results.
+    pub fn run(mut self) -> RunResult {
+        let end = self.cfg.duration_ns;
+        self.push(0, Ev::Tick);
+        if self.cfg.samples > 0 {
+            self.push(0, Ev::Sample);
+        }
+        let progress = self.cfg.progress;
+        let mut shown = u64::MAX;
+        while let Some(Reverse((at, _, ev))) = self.events.pop() {
+            if at > end {
+                break;
+            }
+            self.now_ns = at;
+            match ev {
+                Ev::Tick => self.tick(),
+                Ev::BurstEnd { cpu, gen } => {
+                    if self.rqs[cpu as usize].gen == gen {
+                        self.burst_end(cpu);
+                    }
+                }
+                Ev::TimerWake { task } => {
+                    if self.tasks[task].state == State::Sleeping {
+                        self.wake(task, None);
+                    }
+                }
+                Ev::Sample => {
+                    self.sample();
+                    let step = (end / u64::from(self.cfg.samples.max(1))).max(1);
+                    self.push(at + step, Ev::Sample);
+                }
+            }
+            if progress {
+                let pct = at.saturating_mul(100) / end.max(1);
+                if pct != shown {
+                    shown = pct;
+                    crate::report::progress(pct);
+                }
+            }
+        }
+        if progress {
+            crate::report::progress_done();
+        }
+        self.now_ns = end;
+        for c in 0..self.cfg.topology.nr_cpus {
+            self.account(c);
+        }
+        if self.cfg.samples > 0 {
+            self.sample();
+        }
+        self.finish()
+    }
+
+    fn sample(&mut self) {
+        let busy: Vec<u64> = self.rqs.iter().map(|r| r.busy_ns).collect();
+        let work: Vec<u64> = self.tasks.iter().map(|t| t.work_ns).collect();
+        let nr: Vec<u32> = (0..self.cfg.topology.nr_cpus)
+            .map(|c| self.nr_running(c))
+            .collect();
+        self.timeline.push(self.now_ns, busy, work, nr);
+    }
+
+    fn finish(mut self) -> RunResult {
+        let now = self.now_ns;
+        self.conserve.finish(now);
+        let draws = std::mem::take(&mut self.task_draws);
+        let tasks: Vec<TaskStat> = self
+            .tasks
+            .iter()
+            .zip(draws)
+            .map(|(t, draws)| TaskStat {
+                kind: t.kind.name(),
+                work_ns: t.work_ns,
+                migrations: t.migrations,
+                wakeups: t.wakeups,
+                draws,
+            })
+            .collect();
+        let busy: u64 = self.rqs.iter().map(|r| r.busy_ns).sum();
+        let cfg = &self.cfg;
+        RunResult {
+            topology: cfg.topology.spec.name.to_string(),
+            nr_cpus: cfg.topology.nr_cpus,
+            workload: cfg.workload.text.clone(),
+            flags: cfg.flags.diff_from_default(),
+            knobs: cfg.knobs,
+            seed: cfg.seed,
+            hz: cfg.hz,
+            duration_ns: cfg.duration_ns,
+            tasks,
+            busy_ns: busy,
+            stats: self.stats.clone(),
+            schedstat: self.schedstat.clone(),
+            conservation: self.conserve.report(),
+            trace_hash: self.trace,
+            timeline: self.timeline,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim(topo: &str, hz: u32) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset(topo).unwrap(),
+            Workload::parse("fairness:1").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.hz = hz;
+        Sim::new(cfg)
+    }
+
+    /// 6.12.117: `sysctl_sched_base_slice = 700000ULL`, scaled by
+    /// `1 + ilog2(min(ncpus, 8))`: 2.8 ms on 8 CPUs and more.
+    #[test]
+    fn base_slice_is_0_70_ms_scaled() {
+        assert_eq!(sim("2x4", DEFAULT_HZ).base_slice_ns, 2_800_000);
+        assert_eq!(sim("thx2", DEFAULT_HZ).base_slice_ns, 2_800_000);
+    }
+
+    /// `TICK_NSEC`, and the tick events follow it.
+    #[test]
+    fn the_tick_follows_hz() {
+        assert_eq!(tick_ns(250), 4_000_000);
+        assert_eq!(tick_ns(1000), 1_000_000);
+        assert_eq!(tick_ns(300), 3_333_333);
+        assert_eq!(DEFAULT_HZ, 250);
+        for hz in [250, 1000] {
+            let s = sim("qemu8", hz);
+            assert_eq!(s.tick_ns, tick_ns(hz));
+            // 1 s simulated: one tick per jiffy, each balancing every CPU
+            // whose next_balance is due; the first tick is at time 0.
+            let mut cfg = s.cfg.clone();
+            cfg.duration_ns = 1_000_000_000;
+            let mut s = Sim::new(cfg);
+            s.push(0, Ev::Tick);
+            let mut ticks = 0u64;
+            while let Some(Reverse((at, _, ev))) = s.events.pop() {
+                if at > 1_000_000_000 {
+                    break;
+                }
+                s.now_ns = at;
+                if ev == Ev::Tick {
+                    ticks += 1;
+                    s.tick();
+                }
+            }
+            assert_eq!(ticks, u64::from(hz) + 1, "HZ {hz}");
+        }
+    }
+
+    /// 2x4, fairness:9, 10 ms in: CPU 0 runs `a` and queues `b` (both at
+    /// vruntime 0 from fork, `b`'s deadline half a slice), every other CPU
+    /// runs one task.
+    fn two_on_cpu0() -> (Sim, usize, usize) {
+        let cfg = Config::new(
+            Topology::preset("2x4").unwrap(),
+            Workload::parse("fairness:9").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        assert_eq!((s.nr_running(0), s.rqs[0].queue.len()), (2, 1));
+        let (a, b) = (s.rqs[0].curr.unwrap(), s.rqs[0].queue[0]);
+        s.now_ns = 10_000_000;
+        for c in 0..8 {
+            s.rqs[c].last_acct_ns = s.now_ns;
+        }
+        (s, a, b)
+    }
+
+    /// Sets `t`'s vruntime and deadline (ms).
+    fn at(s: &mut Sim, t: usize, v_ms: u64, d_ms: u64) {
+        s.tasks[t].vruntime = v_ms * 1_000_000;
+        s.tasks[t].deadline = d_ms * 1_000_000;
+    }
+
+    /// DELAY_DEQUEUE: `a` blocks ahead of the average (not eligible), so it
+    /// stays queued: `nr_running` still 2, `nr_runnable` 1, no STEAL bit;
+    /// woken, it is runnable again where it was, with no migration.
+    #[test]
+    fn an_ineligible_sleeper_is_delayed_and_wakes_in_place() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 20, 22);
+        at(&mut s, b, 10, 12);
+        s.block_curr(0, State::Blocked);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        assert!(s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].state, State::Blocked);
+        assert_eq!((s.nr_running(0), s.nr_runnable(0)), (2, 1));
+        assert_eq!((s.nr_overloaded, s.nr_waiting), (1, 0));
+        assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
+        let (wakeups, migrations) = (s.tasks[a].wakeups, s.tasks[a].migrations);
+        s.wake(a, None);
+        assert!(!s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].state, State::Runnable);
+        assert_eq!(s.tasks[a].cpu, 0);
+        assert_eq!(s.tasks[a].wakeups, wakeups + 1);
+        assert_eq!(s.tasks[a].migrations, migrations);
+        // Its negative lag is kept: still behind b, which runs on.
+        assert_eq!(s.tasks[a].vruntime, 20_000_000);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        assert_eq!((s.nr_runnable(0), s.nr_waiting), (2, 1));
+        let mask: Vec<u32> = sparsemask::elements(&s.llc[0].overloaded[..], 8).collect();
+        assert_eq!(mask, [0], "runnable again: STEAL's bit");
+    }
+
+    /// NO_DELAY_DEQUEUE: the same sleeper leaves at once, with its lag
+    /// (V = 15 ms: -5 ms).
+    #[test]
+    fn no_delay_dequeue_dequeues_at_once() {
+        let (mut s, a, b) = two_on_cpu0();
+        s.cfg.flags.delay_dequeue = false;
+        at(&mut s, a, 20, 22);
+        at(&mut s, b, 10, 12);
+        s.block_curr(0, State::Blocked);
+        assert!(!s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].vlag, -5_000_000);
+        assert_eq!((s.nr_running(0), s.nr_runnable(0)), (1, 1));
+    }
+
+    /// A delayed task that gets picked is dequeued for good, its lag
+    /// clipped to 0 at most (DELAY_ZERO); an eligible sleeper is dequeued
+    /// at once and keeps its positive lag.
+    #[test]
+    fn a_picked_delayed_task_leaves() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 20, 22);
+        at(&mut s, b, 10, 12);
+        s.block_curr(0, State::Blocked);
+        assert!(s.tasks[a].delayed);
+        // b blocks behind the average (15 ms): eligible, dequeued, lag 5 ms.
+        s.block_curr(0, State::Blocked);
+        assert!(!s.tasks[b].delayed);
+        assert_eq!(s.tasks[b].vlag, 5_000_000);
+        // The pick found only a, delayed: dequeued, and CPU 0 is idle.
+        assert!(!s.tasks[a].delayed);
+        assert_eq!(s.tasks[a].vlag, 0);
+        assert_eq!(s.nr_running(0), 0);
+    }
+
+    /// Wakeup preemption is `pick_eevdf()`: a wakee with positive lag is
+    /// placed before the average, `curr` is then not eligible and loses;
+    /// one with negative lag is placed after it and waits.
+    #[test]
+    fn wakeup_preemption_follows_the_pick() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 10, 12);
+        at(&mut s, b, 10, 13);
+        s.block_curr(0, State::Blocked); // a is eligible (V = 10 ms): lag 0
+        assert_eq!(s.rqs[0].curr, Some(b));
+        s.tasks[a].vlag = -1_000_000;
+        s.activate(a, 0);
+        // Placed at V + 2 ms (the lag doubled by (W + w) / W).
+        assert_eq!(s.tasks[a].vruntime, 12_000_000);
+        assert_eq!(s.rqs[0].curr, Some(b), "negative lag: no preemption");
+        s.put_prev(0);
+        s.dequeue_queued(0, a);
+        s.tasks[a].state = State::Blocked;
+        s.pick_next(0);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        s.tasks[a].vlag = 1_000_000;
+        s.activate(a, 0);
+        assert_eq!(s.tasks[a].vruntime, 8_000_000);
+        assert_eq!(s.rqs[0].curr, Some(a), "positive lag: a preempts");
+    }
+
+    /// RUN_TO_PARITY: an eligible `curr` keeps the CPU against a wakee
+    /// with an earlier deadline while its slice is protected; once it ran
+    /// past its deadline, `update_curr()` renews it and asks for a
+    /// resched, and EEVDF picks the wakee.
+    #[test]
+    fn run_to_parity_then_the_deadline() {
+        let (mut s, a, b) = two_on_cpu0();
+        at(&mut s, a, 10, 12);
+        at(&mut s, b, 10, 15);
+        s.block_curr(0, State::Blocked);
+        assert_eq!(s.rqs[0].curr, Some(b));
+        assert_eq!(s.rqs[0].protect_deadline, Some(15_000_000));
+        s.tasks[a].vlag = 0;
+        s.activate(a, 0);
+        // a: vruntime 10 ms, deadline 12.8 ms, before b's 15 ms.
+        assert_eq!(s.tasks[a].deadline, 12_800_000);
+        assert_eq!(s.rqs[0].curr, Some(b), "protected slice");
+        // b runs 5 ms: vruntime 15 ms reaches its deadline.
+        s.now_ns += 5_000_000;
+        s.update_curr(0);
+        assert_eq!(s.tasks[b].deadline, 15_000_000 + s.base_slice_ns);
+        assert!(s.rqs[0].need_resched);
+        s.resched(0);
+        assert_eq!(s.rqs[0].curr, Some(a));
+        assert_eq!(s.rqs[0].protect_deadline, Some(12_800_000));
+    }
+}

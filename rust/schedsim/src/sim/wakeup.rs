@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Wakeups: `try_to_wake_up()` and where the woken task goes.
+//!
+//! Mirrors, much reduced, `kernel/sched/core.c`'s `try_to_wake_up()` with
+//! `ttwu_runnable()` and `ttwu_do_activate()`'s `avg_idle` update, and
+//! `kernel/sched/fair.c`'s `select_task_rq_fair()`, `wake_affine()`,
+//! `wake_wide()` and `select_idle_sibling()` with stock 6.12's
+//! `select_idle_cpu()` (SIS_UTIL) and the series' policy scan in its place
+//! when SIS_PROP or SIS_FOLD asks for it (`sched_lb_policy::sis_chain`,
+//! as the kernel's `sis_select` hook runs it).
+
+use super::*;
+
+impl Sim {
+    /// `try_to_wake_up()`: picks a CPU and activates `t` there.
+    /// `waker` is the waking CPU and task (None for a timer, which fires
+    /// on the task's previous CPU). A delayed task is still queued and
+    /// wakes where it is.
+    pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
+        if self.tasks[t].delayed {
+            // ttwu_runnable() succeeds and ttwu_stat() counts it, at the
+            // CPU where the task still is.
+            let cpu = self.tasks[t].cpu;
+            self.ss_ttwu(waker.map_or(cpu, |w| w.0), cpu);
+            self.requeue_delayed(t);
+            return;
+        }
+        let prev = self.tasks[t].cpu;
+        let cpu = match waker {
+            Some((wcpu, wtask)) => self.select_task_rq(t, prev, wcpu, Some(wtask), true),
+            None => self.select_task_rq(t, prev, prev, None, false),
+        };
+        if cpu != prev {
+            self.move_signals(t, prev, cpu);
+            let task = &mut self.tasks[t];
+            task.migrations += 1;
+            task.refill_ns =
+                task.refill_ns
+                    .saturating_add(self.cost.refill_ns(&self.cfg.topology, prev, cpu));
+            self.stats.wakeup_migrations += 1;
+        }
+        self.tasks[t].cpu = cpu;
+        self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
+        self.activate(t, cpu);
+    }
+
+    /// `record_wakee()`.
+    pub(super) fn record_wakee(&mut self, waker: usize, wakee: usize) {
+        let j = self.jiffies();
+        let hz = self.hz();
+        let w = &mut self.tasks[waker];
+        if j > w.wakee_flip_decay_jiffies.saturating_add(hz) {
+            w.wakee_flips >>= 1;
+            w.wakee_flip_decay_jiffies = j;
+        }
+        if w.last_wakee != Some(wakee) {
+            w.last_wakee = Some(wakee);
+            w.wakee_flips = w.wakee_flips.saturating_add(1);
+        }
+    }
+
+    /// `wake_wide()`.
+    pub(super) fn wake_wide(&self, waker: usize, wakee: usize, cpu: u32) -> bool {
+        let mut master = self.tasks[waker].wakee_flips;
+        let mut slave = self.tasks[wakee].wakee_flips;
+        let factor = self.cfg.topology.llc_size[cpu as usize];
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        !(slave < factor || master < slave.saturating_mul(factor))
+    }
+
+    /// `select_task_rq_fair()` for a wakeup.
+    pub(super) fn select_task_rq(
+        &mut self,
+        t: usize,
+        prev: u32,
+        this_cpu: u32,
+        waker: Option<usize>,
+        sync: bool,
+    ) -> u32 {
+        let mut new_cpu = prev;
+        if let Some(w) = waker {
+            self.record_wakee(w, t);
+            let want_affine = !self.wake_wide(w, t, this_cpu);
+            if want_affine && this_cpu != prev {
+                // The lowest domain of this_cpu spanning prev (all levels
+                // have SD_WAKE_AFFINE here).
+                let level = self.cfg.topology.domains[this_cpu as usize]
+                    .iter()
+                    .position(|d| d.span.test(prev));
+                if let Some(k) = level {
+                    new_cpu = self.wake_affine(k, t, this_cpu, prev, sync, w);
+                    self.ss_wake_affine(this_cpu, k, new_cpu);
+                }
+            }
+        }
+        let target = self.select_idle_sibling(t, prev, new_cpu, this_cpu);
+        if self.idle(target) {
+            self.stats.sis_placed_idle += 1;
+        }
+        self.tasks[t].recent_used_cpu = prev;
+        target
+    }
+
+    /// `wake_affine()`: WA_IDLE, then WA_WEIGHT with WA_BIAS.
+    pub(super) fn wake_affine(
+        &mut self,
+        level: usize,
+        t: usize,
+        this_cpu: u32,
+        prev: u32,
+        sync: bool,
+        waker: usize,
+    ) -> u32 {
+        // wake_affine_idle()
+        let topo = &self.cfg.topology;
+        if self.idle(this_cpu) && topo.share_cache(this_cpu, prev) {
+            return if self.idle(prev) { prev } else { this_cpu };
+        }
+        // 6.12.117: `rq->nr_running - cfs_h_nr_delayed(rq) == 1`.
+        if sync && self.nr_runnable(this_cpu) == 1 {
+            return this_cpu;
+        }
+        if self.idle(prev) {
+            return prev;
+        }
+        // wake_affine_weight()
+        let pct = i128::from(self.cfg.topology.domains[this_cpu as usize][level].imbalance_pct);
+        let mut this_eff = i128::from(self.cpu_load(this_cpu));
+        if sync {
+            let cur = i128::from(self.task_load(waker));
+            if cur > this_eff {
+                return this_cpu;
+            }
+            this_eff -= cur;
+        }
+        let tl = i128::from(self.task_load(t));
+        this_eff += tl;
+        this_eff *= 100 * i128::from(CAPACITY);
+        let mut prev_eff = i128::from(self.cpu_load(prev)) - tl;
+        prev_eff *= (100 + (pct - 100) / 2) * i128::from(CAPACITY);
+        if sync {
+            prev_eff += 1;
+        }
+        if this_eff < prev_eff {
+            self.stats.wake_affine_pulls += 1;
+            this_cpu
+        } else {
+            prev
+        }
+    }
+
+    /// `select_idle_sibling()` of 6.12, with the series' policy scan in
+    /// place of `select_idle_cpu()` when SIS_PROP or SIS_FOLD asks for it
+    /// (the `sis_select` hook, `rust/hooks.rs`).
+    pub(super) fn select_idle_sibling(
+        &mut self,
+        t: usize,
+        prev: u32,
+        target: u32,
+        this_cpu: u32,
+    ) -> u32 {
+        self.stats.sis_calls += 1;
+        if self.idle(target) {
+            self.stats.sis_target_idle += 1;
+            return target;
+        }
+        let topo = &self.cfg.topology;
+        if prev != target && topo.share_cache(prev, target) && self.idle(prev) {
+            self.stats.sis_target_idle += 1;
+            return prev;
+        }
+        let recent = self.tasks[t].recent_used_cpu;
+        if recent != prev
+            && recent != target
+            && topo.share_cache(recent, target)
+            && self.idle(recent)
+        {
+            self.stats.sis_target_idle += 1;
+            return recent;
+        }
+        let llc = topo.llc_of[target as usize] as usize;
+        let smt = topo.smt_weight > 1;
+        let has_idle_core = smt && self.llc[llc].has_idle_cores;
+        if smt && !has_idle_core && topo.share_cache(prev, target) {
+            // select_idle_smt() on prev.
+            self.stats.sis_scans += 1;
+            let sibs: Vec<u32> = topo.smt_mask[prev as usize].iter().collect();
+            let mut visited = 0u64;
+            for s in sibs {
+                if s == prev {
+                    continue;
+                }
+                visited += 1;
+                if self.idle(s) {
+                    self.charge_scan(this_cpu, visited);
+                    self.stats.sis_found += 1;
+                    return s;
+                }
+            }
+            self.charge_scan(this_cpu, visited);
+        }
+        let f = self.cfg.flags;
+        let flags = sched_lb_policy::sis_chain::SisFlags {
+            prop: f.sis_prop,
+            fold: f.sis_fold,
+            ..Default::default()
+        };
+        let found = if sched_lb_policy::sis_chain::policy_scans(flags, has_idle_core) {
+            self.sis_policy_scan(t, target, this_cpu, has_idle_core)
+        } else {
+            self.sis_stock_scan(target, this_cpu, has_idle_core)
+        };
+        match found {
+            Some(c) => {
+                self.stats.sis_found += 1;
+                c
+            }
+            None => target,
+        }
+    }
+
+    pub(super) fn charge_scan(&mut self, cpu: u32, visited: u64) -> u64 {
+        let ns = self.cost.sis_scan_ns(visited);
+        self.stats.sis_scan_cpus += visited;
+        self.stats.sis_scan_ns += ns;
+        self.charge(cpu, ns);
+        ns
+    }
+
+    /// Stock 6.12 `select_idle_cpu()`: SIS_UTIL's budget on the CPU scan,
+    /// the unbudgeted core scan while `has_idle_cores` is set.
+    pub(super) fn sis_stock_scan(
+        &mut self,
+        target: u32,
+        this_cpu: u32,
+        has_idle_core: bool,
+    ) -> Option<u32> {
+        let topo = &self.cfg.topology;
+        let llc = topo.llc_of[target as usize] as usize;
+        let util = self
+            .cfg
+            .flags
+            .sis_util
+            .then(|| self.llc[llc].nr_idle_scan + 1);
+        if !has_idle_core {
+            let budget = sis_budget::combine(None, util, topo.smt_weight)?;
+            self.stats.sis_scans += 1;
+            let view = View { sim: self, llc };
+            let span = &topo.llc_span[llc];
+            let scan = sis_select::scan_cpus(
+                &view,
+                span.words(),
+                topo.nr_cpus,
+                target.wrapping_add(1),
+                budget.cpus,
+            );
+            self.charge_scan(this_cpu, u64::from(scan.loops));
+            return scan.cpu;
+        }
+        // select_idle_core() over every core, unbudgeted (6.12's fold).
+        self.stats.sis_scans += 1;
+        let span: Vec<u32> = {
+            let s = &topo.llc_span[llc];
+            let cpus: Vec<u32> = s.iter().collect();
+            let start = cpus.iter().position(|&c| c > target).unwrap_or(0);
+            cpus[start..]
+                .iter()
+                .chain(cpus[..start].iter())
+                .copied()
+                .collect()
+        };
+        let mut covered = crate::cpumask::CpuMask::new(topo.nr_cpus);
+        let mut visited = 0u64;
+        let mut idle_cpu = None;
+        let mut result = None;
+        for c in span {
+            if covered.test(c) {
+                continue;
+            }
+            let mut all_idle = true;
+            for s in topo.smt_mask[c as usize].iter() {
+                covered.set(s);
+                visited += 1;
+                if self.idle(s) {
+                    idle_cpu = idle_cpu.or(Some(s));
+                } else {
+                    all_idle = false;
+                }
+            }
+            if all_idle {
+                result = Some(c);
+                break;
+            }
+        }
+        if result.is_none() {
+            self.llc[llc].has_idle_cores = false;
+        }
+        self.charge_scan(this_cpu, visited);
+        result.or(idle_cpu)
+    }
+
+    /// The series' scan: the policy crate's chain, the one the kernel's
+    /// `sis_select`/`sis_account` hooks run; the simulator only supplies
+    /// the LLC view, charges the scan's time and stores what it returns.
+    pub(super) fn sis_policy_scan(
+        &mut self,
+        _t: usize,
+        target: u32,
+        this_cpu: u32,
+        has_idle_core: bool,
+    ) -> Option<u32> {
+        let f = self.cfg.flags;
+        let topo = &self.cfg.topology;
+        let llc = topo.llc_of[target as usize] as usize;
+        let rq = &self.rqs[this_cpu as usize];
+        let input = SisInput {
+            flags: SisFlags {
+                prop: f.sis_prop,
+                util: f.sis_util,
+                age: f.sis_age,
+                once: f.sis_once,
+                fold: f.sis_fold,
+            },
+            wake: WakeAvg {
+                avg_ns: rq.wake_avg_ns,
+                stamp_jiffies: rq.wake_stamp,
+            },
+            now_jiffies: self.jiffies(),
+            avg_idle_ns: rq.avg_idle_ns,
+            avg_scan_cost_ns: self.llc[llc].avg_scan_cost_ns,
+            span_weight: topo.llc_span[llc].weight(),
+            util_nr: self.llc[llc].nr_idle_scan + 1,
+            smt_weight: topo.smt_weight,
+            has_idle_core,
+            target,
+            nbits: topo.nr_cpus,
+        };
+        let answer = sis_chain::select(&View { sim: self, llc }, &input);
+        let m = &mut self.schedstat.module;
+        m.sis_select_calls += 1;
+        m.sis_select_found += u64::from(answer.scan.cpu.is_some());
+        m.sis_account_calls += 1;
+        if answer.scan.loops > 0 {
+            m.sis_account_scans += 1;
+            m.sis_account_loops += u64::from(answer.scan.loops);
+        }
+        let rq = &mut self.rqs[this_cpu as usize];
+        (rq.wake_avg_ns, rq.wake_stamp) = (answer.wake.avg_ns, answer.wake.stamp_jiffies);
+        let scan = answer.scan;
+        if answer.clears_idle_cores() {
+            self.llc[llc].has_idle_cores = false;
+        }
+        let visited = match answer.kind {
+            ScanKind::Skipped => return None,
+            ScanKind::Cpus => u64::from(scan.loops),
+            ScanKind::Cores => u64::from(scan.loops) * u64::from(self.cfg.topology.smt_weight),
+        };
+        self.stats.sis_scans += 1;
+        let ns = self.charge_scan(this_cpu, visited);
+        self.schedstat.module.sis_account_scan_ns += ns;
+        let rq = &mut self.rqs[this_cpu as usize];
+        let done = sis_chain::account(
+            self.llc[llc].avg_scan_cost_ns,
+            rq.wake_avg_ns,
+            ns,
+            scan.loops,
+            f.sis_once,
+        );
+        self.llc[llc].avg_scan_cost_ns = done.avg_scan_cost_ns;
+        rq.wake_avg_ns = done.wake_avg_ns;
+        scan.cpu
+    }
+}
+
+/// One LLC as the policy scans see it, as `__select_idle_cpu()` does.
+struct View<'a> {
+    sim: &'a Sim,
+    llc: usize,
+}
+
+impl<'a> LlcView for View<'a> {
+    type Mask = [u64];
+    type Smt<'v>
+        = &'v View<'a>
+    where
+        Self: 'v;
+
+    fn cpus(&self) -> &[u64] {
+        // No affinity masks in these workloads: the LLC's span.
+        self.sim.cfg.topology.llc_span[self.llc].words()
+    }
+
+    fn cores(&self) -> &[u64] {
+        self.sim.cfg.topology.llc_cores[self.llc].words()
+    }
+
+    fn smt(&self) -> Option<&View<'a>> {
+        Some(self)
+    }
+}
+
+impl SmtView for &View<'_> {
+    type Mask = [u64];
+
+    fn siblings(&mut self, core: u32) -> &[u64] {
+        self.sim.cfg.topology.smt_mask[core as usize].words()
+    }
+}
+
+impl sis_select::IdleView for View<'_> {
+    fn idle(&self, cpu: u32) -> bool {
+        self.sim.idle(cpu)
+    }
+
+    fn allowed(&self, _cpu: u32) -> bool {
+        // No affinity masks in these workloads.
+        true
+    }
+}
