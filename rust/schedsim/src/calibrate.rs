@@ -23,7 +23,6 @@ use crate::sim::Config;
 use crate::stats::RunResult;
 use crate::topology::Topology;
 use crate::workload::Workload;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -75,69 +74,85 @@ pub struct GuestExperiment {
     pub states: BTreeMap<String, BTreeMap<String, GuestMetric>>,
 }
 
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64()
+/// `bench_report.py --json`'s document, as far as calibration reads it;
+/// every field named here is required (a missing one is an error with
+/// its path, not a silent default), others are ignored.
+#[derive(serde::Deserialize)]
+struct GuestDoc {
+    topologies: BTreeMap<String, GuestTopology>,
+}
+
+#[derive(serde::Deserialize)]
+struct GuestTopology {
+    experiments: BTreeMap<String, GuestExperimentJson>,
+}
+
+#[derive(serde::Deserialize)]
+struct GuestExperimentJson {
+    kind: String,
+    flag: String,
+    command: String,
+    states: BTreeMap<String, GuestState>,
+}
+
+#[derive(serde::Deserialize)]
+struct GuestState {
+    metrics: BTreeMap<String, GuestMetricJson>,
+}
+
+/// One metric: `ci95` is null with fewer runs than bench_report's
+/// `MIN_RUNS_CI`.
+#[derive(serde::Deserialize)]
+struct GuestMetricJson {
+    samples: Vec<f64>,
+    median: f64,
+    ci95: Option<(f64, f64)>,
 }
 
 /// Parses `bench_report.py --json`'s document.
 pub fn parse_guest(text: &str) -> Result<Vec<GuestExperiment>, String> {
-    let doc: Value =
+    // The format first, so that another document says what it is rather
+    // than which field it lacks.
+    let format: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("guest JSON does not parse: {e}"))?;
-    let format = doc.get("format").and_then(Value::as_str).unwrap_or("");
+    let format = format.get("format").and_then(|f| f.as_str()).unwrap_or("");
     if !format.starts_with("sched-lb-rs bench ") {
         return Err(format!(
             "guest JSON: format '{format}', expected 'sched-lb-rs bench N' (scripts/bench_report.py --json)"
         ));
     }
-    let topos = doc
-        .get("topologies")
-        .and_then(Value::as_object)
-        .ok_or("guest JSON: no 'topologies'")?;
+    let doc: GuestDoc = serde_json::from_str(text)
+        .map_err(|e| format!("guest JSON ({format}) is not bench_report.py's layout: {e}"))?;
     let mut out = Vec::new();
-    for (topo, t) in topos {
-        let exps = t
-            .get("experiments")
-            .and_then(Value::as_object)
-            .ok_or_else(|| format!("guest JSON: {topo} has no 'experiments'"))?;
-        for (id, e) in exps {
-            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            let mut states = BTreeMap::new();
-            if let Some(st) = e.get("states").and_then(Value::as_object) {
-                for (state, sv) in st {
-                    let mut mets = BTreeMap::new();
-                    if let Some(ms) = sv.get("metrics").and_then(Value::as_object) {
-                        for (name, m) in ms {
-                            let samples: Vec<f64> = m
-                                .get("samples")
-                                .and_then(Value::as_array)
-                                .map(|a| a.iter().filter_map(num).collect())
-                                .unwrap_or_default();
-                            let Some(median) = m.get("median").and_then(num) else {
-                                continue;
-                            };
-                            let ci95 = m
-                                .get("ci95")
-                                .and_then(Value::as_array)
-                                .and_then(|a| Some((num(a.first()?)?, num(a.get(1)?)?)));
-                            mets.insert(
-                                name.clone(),
+    for (topo, t) in doc.topologies {
+        for (id, e) in t.experiments {
+            let states = e
+                .states
+                .into_iter()
+                .map(|(state, sv)| {
+                    let mets = sv
+                        .metrics
+                        .into_iter()
+                        .map(|(name, m)| {
+                            (
+                                name,
                                 GuestMetric {
-                                    samples,
-                                    median,
-                                    ci95,
+                                    samples: m.samples,
+                                    median: m.median,
+                                    ci95: m.ci95,
                                 },
-                            );
-                        }
-                    }
-                    states.insert(state.clone(), mets);
-                }
-            }
+                            )
+                        })
+                        .collect();
+                    (state, mets)
+                })
+                .collect();
             out.push(GuestExperiment {
                 topology: topo.clone(),
-                id: id.clone(),
-                kind: s("kind"),
-                flag: s("flag"),
-                command: s("command"),
+                id,
+                kind: e.kind,
+                flag: e.flag,
+                command: e.command,
                 states,
             });
         }
@@ -670,114 +685,6 @@ pub fn table(cal: &Calibration, md: bool) -> String {
         let _ = writeln!(o, "\nNot run: {t} {e}: {why}.");
     }
     o
-}
-
-/// `--hackbench SEND_US:RECV_US:QUEUE`.
-fn parse_hackbench(v: &str) -> Result<HackbenchModel, String> {
-    let f: Vec<u64> = v
-        .split(':')
-        .map(|x| x.parse::<u64>().ok().filter(|&n| n > 0 && n <= 10_000_000))
-        .collect::<Option<Vec<_>>>()
-        .filter(|f| f.len() == 3)
-        .ok_or_else(|| {
-            format!("bad --hackbench '{v}': expected SEND_US:RECV_US:QUEUE, each 1..=10000000")
-        })?;
-    Ok(HackbenchModel {
-        send_us: f[0],
-        recv_us: f[1],
-        queue: u32::try_from(f[2])
-            .map_err(|_| format!("bad --hackbench '{v}': queue too large"))?,
-    })
-}
-
-/// `schedsim calibrate --guest FILE [--topology T] [--experiment E]
-/// [--table rst|md] [--svg DIR] [--out FILE] [--seeds N] [--max-ms N]
-/// [--hackbench S:R:Q] [--flags LIST]`.
-pub fn cli(args: &[String]) -> Result<(), String> {
-    use lexopt::Arg::{Long, Short, Value as Positional};
-    let mut opts = Opts::default();
-    let (mut guest, mut md, mut svg_dir, mut out) = (None, false, None, None);
-    let mut p = lexopt::Parser::from_args(args.iter().cloned());
-    let val = |p: &mut lexopt::Parser, name: &str| -> Result<String, String> {
-        p.value()
-            .map_err(|_| format!("--{name} needs a value"))?
-            .into_string()
-            .map_err(|_| format!("--{name}: not UTF-8"))
-    };
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        match arg {
-            Long("guest") => guest = Some(val(&mut p, "guest")?),
-            Long("topology") => opts.topology = Some(val(&mut p, "topology")?),
-            Long("experiment") => opts.experiment = Some(val(&mut p, "experiment")?),
-            Long("table") => {
-                md = match val(&mut p, "table")?.as_str() {
-                    "md" => true,
-                    "rst" => false,
-                    other => return Err(format!("bad --table '{other}': expected rst or md")),
-                }
-            }
-            Long("svg") => svg_dir = Some(val(&mut p, "svg")?),
-            Long("out") => out = Some(val(&mut p, "out")?),
-            Long("seeds") => {
-                let v = val(&mut p, "seeds")?;
-                opts.seeds = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| (1..=100).contains(&n))
-                    .ok_or_else(|| format!("bad --seeds '{v}': expected 1..=100"))?;
-            }
-            Long("max-ms") => {
-                let v = val(&mut p, "max-ms")?;
-                opts.max_ms = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| (1..=3_600_000).contains(&n))
-                    .ok_or_else(|| format!("bad --max-ms '{v}': expected 1..=3600000"))?;
-            }
-            Long("hackbench") => opts.hackbench = parse_hackbench(&val(&mut p, "hackbench")?)?,
-            Long("flags") => {
-                let v = val(&mut p, "flags")?;
-                crate::flags::Flags::default().apply(&v)?;
-                opts.extra_flags = v;
-            }
-            Long("knobs") => opts.knobs.apply(&val(&mut p, "knobs")?)?,
-            Long(a) => return Err(format!("unknown argument '--{a}'")),
-            Short(c) => return Err(format!("unknown argument '-{c}'")),
-            Positional(v) => return Err(format!("unknown argument '{}'", v.to_string_lossy())),
-        }
-    }
-    let path = guest.ok_or("calibrate needs --guest FILE (scripts/bench_report.py --json)")?;
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let guest = parse_guest(&text)?;
-    let cal = calibrate(&guest, &opts)?;
-    if cal.rows.is_empty() && cal.skipped.is_empty() {
-        return Err(format!(
-            "nothing to calibrate: {path} has no experiment that --topology/--experiment select"
-        ));
-    }
-    let t = table(&cal, md);
-    match &out {
-        Some(f) => {
-            let head = format!(
-                ".. SPDX-License-Identifier: GPL-2.0\n\n.. Generated by schedsim calibrate (make calibrate) from {path}; do not edit.\n\n"
-            );
-            let body = if md { t.clone() } else { format!("{head}{t}") };
-            std::fs::write(f, body).map_err(|e| format!("cannot write {f}: {e}"))?;
-            crate::report::emit(&format!("{}\n", summary_line(&cal)));
-        }
-        None => crate::report::emit(&t),
-    }
-    if let Some(d) = &svg_dir {
-        let mut topos: Vec<&str> = cal.rows.iter().map(|r| r.topology.as_str()).collect();
-        topos.dedup();
-        for topo in topos {
-            let rows: Vec<&Row> = cal.rows.iter().filter(|r| r.topology == topo).collect();
-            let s = crate::svg::calibration(topo, &rows)?;
-            let f = format!("{d}/calibration-{topo}.svg");
-            std::fs::write(&f, s).map_err(|e| format!("cannot write {f}: {e}"))?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -697,52 +697,6 @@ pub fn run_named(name: &str, opts: &Opts) -> Result<String, String> {
     }
 }
 
-/// `--hz N`: `CONFIG_HZ`, within the range of the kernel's choices
-/// (`HZ_100` to `HZ_1000`); any value there works, 250 is the guest's.
-pub fn parse_hz(v: &str) -> Result<u32, String> {
-    v.parse::<u32>()
-        .ok()
-        .filter(|hz| (100..=1000).contains(hz))
-        .ok_or_else(|| {
-            format!("bad --hz '{v}': expected 100..=1000 (the kernel offers 100, 250, 300, 1000)")
-        })
-}
-
-/// `schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]`.
-pub fn cli(args: &[String]) -> Result<(), String> {
-    use lexopt::Arg::{Long, Short, Value};
-    let mut opts = Opts::default();
-    let mut name = None;
-    let mut p = lexopt::Parser::from_args(args.iter().cloned());
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        match arg {
-            Long("plot-dir") => {
-                let v = p.value().map_err(|_| "--plot-dir needs a value")?;
-                opts.plot_dir = Some(v.into_string().map_err(|_| "--plot-dir: not UTF-8")?);
-            }
-            Long("quick") => opts.quick = true,
-            Long("hz") => {
-                let v = p.value().map_err(|_| "--hz needs a value")?;
-                opts.hz = parse_hz(&v.to_string_lossy())?;
-            }
-            Long(a) => return Err(format!("unknown argument '--{a}'")),
-            Short(c) => return Err(format!("unknown argument '-{c}'")),
-            Value(v) => name = Some(v.to_string_lossy().into_owned()),
-        }
-    }
-    let name = name.ok_or_else(|| format!("experiment needs a name: {}, all", NAMES.join(", ")))?;
-    let list: Vec<&str> = if name == "all" {
-        NAMES.to_vec()
-    } else {
-        vec![name.as_str()]
-    };
-    for n in list {
-        let text = run_named(n, &opts)?;
-        crate::report::emit(&format!("{text}\n"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

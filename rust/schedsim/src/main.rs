@@ -13,6 +13,9 @@ use schedsim::topology::{Topology, PRESETS};
 use schedsim::workload::Workload;
 use schedsim::{experiments, report, svg, Config};
 use std::process::ExitCode;
+
+mod cli;
+use cli::value;
 use std::time::Instant;
 
 const USAGE: &str = "usage:
@@ -49,14 +52,6 @@ struct RunArgs {
     progress: bool,
 }
 
-/// The next value of option `name`, as a string.
-fn value(p: &mut lexopt::Parser, name: &str) -> Result<String, String> {
-    p.value()
-        .map_err(|_| format!("{name} needs a value"))?
-        .into_string()
-        .map_err(|_| format!("{name}: the value is not UTF-8"))
-}
-
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     use lexopt::Arg::{Long, Short, Value};
     let mut r = RunArgs {
@@ -89,7 +84,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
                     .parse()
                     .map_err(|_| format!("bad --seed '{v}': expected a number"))?;
             }
-            "--hz" => r.hz = experiments::parse_hz(&value(&mut p, &name)?)?,
+            "--hz" => r.hz = cli::parse_hz(&value(&mut p, &name)?)?,
             "--duration-ms" => {
                 let v = value(&mut p, &name)?;
                 r.duration_ms = v
@@ -136,7 +131,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
         std::fs::write(p, s).map_err(|e| format!("cannot write {p}: {e}"))?;
     }
     report::emit(&if a.json {
-        report::to_json(&r)
+        report::to_json(&r)?
     } else {
         report::to_table(&r)
     });
@@ -191,8 +186,8 @@ fn real_main() -> Result<(), String> {
             }
             Ok(())
         }
-        Some("experiment") => experiments::cli(&args[1..]),
-        Some("calibrate") => schedsim::calibrate::cli(&args[1..]),
+        Some("experiment") => cli::experiment::main(&args[1..]),
+        Some("calibrate") => cli::calibrate::main(&args[1..]),
         Some(a) if a.starts_with("--") => cmd_run(&args),
         Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
     }

@@ -55,8 +55,8 @@ struct JsonRun<'a> {
     tasks: Vec<JsonTask>,
 }
 
-/// The run as one JSON object.
-pub fn to_json(r: &RunResult) -> String {
+/// The run as one JSON object, or why it could not be written.
+pub fn to_json(r: &RunResult) -> Result<String, String> {
     let run = JsonRun {
         topology: &r.topology,
         nr_cpus: r.nr_cpus,
@@ -85,10 +85,12 @@ pub fn to_json(r: &RunResult) -> String {
             })
             .collect(),
     };
-    // Serializing plain structs of numbers and strings cannot fail.
-    let mut o = serde_json::to_string_pretty(&run).unwrap_or_default();
+    // Plain structs of numbers and strings, which serde_json writes
+    // without fail today (it refuses only map keys that are not strings);
+    // a later field that breaks that is an error to see, not empty output.
+    let mut o = serde_json::to_string_pretty(&run).map_err(|e| format!("the run's JSON: {e}"))?;
     o.push('\n');
-    o
+    Ok(o)
 }
 
 /// The run as a human-readable table.

@@ -132,3 +132,25 @@ fn the_buddy_pair_on_x5472_agrees_within_the_stated_tolerance() {
         }
     }
 }
+
+/// The guest document is read into types: a field calibration needs that
+/// is missing is an error naming it, not an empty string or a skipped
+/// metric; another document says its format.
+#[test]
+fn guest_json_fields_are_required() {
+    let ok = r#"{"format": "sched-lb-rs bench 1", "topologies": {"smt2": {"experiments": {"e": {
+        "kind": "flag", "flag": "STEAL", "command": "/bin/x",
+        "states": {"off": {"metrics": {"time_s": {"samples": [1.0, 2.0], "median": 1.5, "ci95": null}}}}}}}}}"#;
+    let g = parse_guest(ok).unwrap();
+    assert_eq!(g.len(), 1);
+    let m = &g[0].states["off"]["time_s"];
+    assert_eq!((m.median, m.ci95, m.interval()), (1.5, None, (1.0, 2.0)));
+    let no_command = ok.replace(r#""command": "/bin/x","#, "");
+    let e = parse_guest(&no_command).unwrap_err();
+    assert!(e.contains("command"), "{e}");
+    let no_median = ok.replace(r#""median": 1.5, "#, "");
+    let e = parse_guest(&no_median).unwrap_err();
+    assert!(e.contains("median"), "{e}");
+    let e = parse_guest(r#"{"format": "other 2"}"#).unwrap_err();
+    assert!(e.contains("format 'other 2'"), "{e}");
+}

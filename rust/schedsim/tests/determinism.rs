@@ -41,7 +41,11 @@ fn same_seed_same_trace_and_bytes() {
         let a = run(cfg(topo, wl, 7, 300, flags));
         let b = run(cfg(topo, wl, 7, 300, flags));
         assert_eq!(a.trace_hash, b.trace_hash, "{topo} {wl}");
-        assert_eq!(report::to_json(&a), report::to_json(&b), "{topo} {wl}");
+        assert_eq!(
+            report::to_json(&a).unwrap(),
+            report::to_json(&b).unwrap(),
+            "{topo} {wl}"
+        );
         assert_eq!(report::to_table(&a), report::to_table(&b));
     }
 }

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The command line's subcommands beyond `run`, and the option parsing
+//! they share: the binary's, not the library's, which takes typed
+//! options (`experiments::Opts`, `calibrate::Opts`) and returns text or
+//! errors.
+
+pub mod calibrate;
+pub mod experiment;
+
+/// The next value of option `name`, as a string.
+pub fn value(p: &mut lexopt::Parser, name: &str) -> Result<String, String> {
+    p.value()
+        .map_err(|_| format!("{name} needs a value"))?
+        .into_string()
+        .map_err(|_| format!("{name}: the value is not UTF-8"))
+}
+
+/// `--hz N`: `CONFIG_HZ`, within the range of the kernel's choices
+/// (`HZ_100` to `HZ_1000`); any value there works, 250 is the guest's.
+pub fn parse_hz(v: &str) -> Result<u32, String> {
+    v.parse::<u32>()
+        .ok()
+        .filter(|hz| (100..=1000).contains(hz))
+        .ok_or_else(|| {
+            format!("bad --hz '{v}': expected 100..=1000 (the kernel offers 100, 250, 300, 1000)")
+        })
+}
