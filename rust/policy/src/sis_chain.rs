@@ -164,7 +164,9 @@ impl SisAnswer {
 /// when no idle core is hinted, so stock's unbudgeted core scan keeps
 /// looking for one. The kernel asks this in C before any hook runs
 /// (`sched_lb_sis_wanted()`, which `rust/cref` compares with this for
-/// every input); the simulator asks this function.
+/// every input); the simulator asks this function. Not in the module,
+/// whose kernel never asks it.
+#[cfg(not(MODULE))]
 pub fn policy_scans(flags: SisFlags, has_idle_core: bool) -> bool {
     flags.fold || (!has_idle_core && flags.prop)
 }
