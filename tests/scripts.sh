@@ -590,5 +590,42 @@ expect_fail "site cost: no KUnit lines" "has no 'hook-site' line" \
 	python3 "$root/scripts/site_cost.py" "$tmp/hooks.h"
 expect_fail "site cost: runs bad" "SLB_SITE_COST_RUNS='x'" env SLB_SITE_COST_RUNS=x "$root/scripts/site-cost.sh"
 
+# Documentation/adding-a-policy.rst's places, for every flag of
+# kunit/flags (scripts/check_places.py): the checkout has them all; a copy
+# with one place taken away (STEAL's bench experiment, SIS_ONCE's name in
+# differential.rs, a flag's row of index.rst) fails naming the flag and
+# the place, and only that.
+expect_pass "policy places: the checkout" "[0-9]+ flags, each in all [0-9]+ places" \
+	python3 "$root/scripts/check_places.py" "$root"
+pl="$tmp/places"
+for d in kunit patches rust/policy/src rust/kunit rust/cref/tests rust/schedsim/src/sim \
+	scripts Documentation/policies; do
+	mkdir -p "$pl/$d"
+done
+cp "$root"/kunit/flags "$root"/kunit/*.c "$pl/kunit/"
+cp "$root"/patches/[0-9][0-9][0-9][0-9]-*.patch "$pl/patches/"
+cp "$root"/rust/policy/src/*.rs "$pl/rust/policy/src/"
+cp "$root"/rust/kunit/*.rs "$pl/rust/kunit/"
+cp "$root"/rust/cref/tests/differential.rs "$pl/rust/cref/tests/"
+cp "$root"/rust/schedsim/src/sim/*.rs "$pl/rust/schedsim/src/sim/"
+mkdir -p "$pl/rust/schedsim/src" && cp "$root"/rust/schedsim/src/flags.rs "$pl/rust/schedsim/src/"
+cp "$root"/scripts/bench.sh "$pl/scripts/"
+cp "$root"/Documentation/policies/*.rst "$pl/Documentation/policies/"
+cp "$root"/README.md "$pl/" && cp "$root"/Documentation/index.rst "$pl/Documentation/"
+expect_pass "policy places: a full copy" "each in all" python3 "$root/scripts/check_places.py" "$pl"
+# places_lack NAME LINE: the copy fails with LINE as its one missing place.
+places_lack() {
+	expect_fail "policy places: $1" "^$2 check_places: 1 place\(s\) missing" \
+		bash -c 'set -o pipefail; python3 "$1" "$2" 2>&1 | paste -sd" "' - "$root/scripts/check_places.py" "$pl"
+}
+sed -i '/ flag STEAL /d' "$pl/scripts/bench.sh"
+places_lack "no STEAL experiment" "STEAL: no bench: an experiment '<id> flag STEAL'"
+cp "$root"/scripts/bench.sh "$pl/scripts/"
+sed -i 's/SIS_ONCE/SIS_1NCE/g' "$pl/rust/cref/tests/differential.rs"
+places_lack "SIS_ONCE not in differential.rs" "SIS_ONCE: no cref: differential.rs's module doc names it"
+cp "$root"/rust/cref/tests/differential.rs "$pl/rust/cref/tests/"
+sed -i 's/``LB_RELAX_FAILED``/``LB_RELAX_FAIL``/' "$pl/Documentation/index.rst"
+places_lack "a flag's index.rst row" "LB_RELAX_FAILED: no docs: index.rst's table"
+
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -802,6 +802,7 @@ fn ref_header(tree: &Tree, seeds: &Seeds, patches: &Path) -> Result<(String, Str
     let h01a = rfc("[RFC 01/11]", fair_rel, "int cpu, loops = 0, nr = INT_MAX;")?;
     let h01b = rfc("[RFC 01/11]", fair_rel, "time = div_u64(time, loops);")?;
     let h02 = rfc("[RFC 02/11]", fair_rel, "this_rq->wake_avg >>= 1;")?;
+    let h03 = rfc("[RFC 03/11]", fair_rel, "this_rq->wake_avg -= time;")?;
     let h06a = rfc("[RFC 06/11]", fair_rel, "#define sis_min_cores")?;
     let h06b = rfc("[RFC 06/11]", fair_rel, "sis_min_cores * avg_cost")?;
     let at =
@@ -855,6 +856,13 @@ fn ref_header(tree: &Tree, seeds: &Seeds, patches: &Path) -> Result<(String, Str
                 &h02.side(Side::New),
                 "avg_cost = this_sd->avg_scan_cost + 1;",
             ),
+        ),
+        (
+            "RFC03_ONCE",
+            "SIS_ONCE's spending of the scan's time",
+            &h03,
+            "[RFC 03/11]",
+            extract::statement(&h03.side(Side::New), "if (sched_feat(SIS_ONCE)) {"),
         ),
         (
             "RFC06_SIS_PROP",

@@ -179,7 +179,9 @@ pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
 /// `args` points to a valid argument struct, which the C shim builds on
 /// its stack for the duration of the call. The same holds for every
 /// callback below.
-pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(args: *mut bindings::sched_lb_streak_args) {
+pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(
+    args: *mut bindings::sched_lb_streak_args,
+) {
     // SAFETY: the caller guarantees `args` is valid (see above), and the
     // shim lets us write the out fields; nothing else holds the struct
     // during the call.
@@ -200,7 +202,6 @@ pub(crate) unsafe extern "C" fn newidle_account<const COUNT: bool>(args: *mut bi
     a.failures = s.failures;
     a.stamp_jiffies = s.stamp_jiffies;
 }
-
 
 /// Zijlstra, "[RFC 00/11] select_idle_sibling rework" (2018):
 /// `select_idle_cpu()`'s scan of the LLC, see `policy::sis_chain`.
@@ -303,7 +304,6 @@ pub(crate) unsafe extern "C" fn sis_account<const COUNT: bool>(
     a.wake_avg_ns = done.wake_avg_ns;
 }
 
-
 /// Sistare's STEAL (his reply to the select_idle_sibling rework RFC,
 /// 2018): whether to steal, and which
 /// overloaded CPUs of the LLC to try in which order; the shim's
@@ -371,4 +371,3 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
     }
     result.from.map_or(-1, c_cpu)
 }
-

@@ -142,4 +142,3 @@ impl Drop for DebugfsRoot {
         unsafe { bindings::debugfs_remove(self.0 .0) };
     }
 }
-

@@ -61,7 +61,8 @@ pub(super) const fn lines(list: &str) -> usize {
 macro_rules! flag {
     ($name:ident) => {
         const {
-            match $crate::hooks::lists::line_of($crate::hooks::lists::FLAG_LIST, stringify!($name)) {
+            match $crate::hooks::lists::line_of($crate::hooks::lists::FLAG_LIST, stringify!($name))
+            {
                 Some(i) => i,
                 None => panic!(concat!(stringify!($name), " is not in kunit/flags")),
             }

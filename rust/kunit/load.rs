@@ -9,7 +9,8 @@ use kernel::bindings;
 use super::check;
 use crate::policy::{avg_load, detach_load};
 
-/// `(load, imbalance, nr_balance_failed, cache_nice_tries, relax, skip)`.
+/// `(load, imbalance, nr_balance_failed, cache_nice_tries, relax, skip)`,
+/// `relax` being `LB_RELAX_FAILED`: rows with the flag on and with it off.
 #[rustfmt::skip]
 static DETACH_ROWS: [(u64, i64, u32, u32, bool, bool); 12] = [
     // A nice-0 task (1024) against an imbalance of 300 on a domain with

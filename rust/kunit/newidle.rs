@@ -198,6 +198,8 @@ static TOPOLOGIES: [(&str, &[Level], u64, bool, usize); 8] = [
     ("mc-numa stock short", &[("MC", 20 * US, 50 * US), ("NUMA", 100 * US, 500 * US)], 110 * US, false, 1),
 ];
 
+/// Where the walk over `levels` stops, with `SD_MIGRATION_COST` on or off
+/// (Jain's per-level cost added to the stop test).
 fn walk(levels: &[Level], avg_idle_ns: u64, sd_migration_cost: bool) -> usize {
     let mut curr = 0u64;
     for (i, &(_, max_cost, mig)) in levels.iter().enumerate() {

@@ -143,6 +143,19 @@ void ref_sis_age(u64 *wake_avg, unsigned long *wake_stamp, unsigned long now_j)
 }
 #undef this_rq
 
+/* RFC 03/11: SIS_ONCE takes the scan's time out of wake_avg. */
+#define this_rq() (&rq_store)
+u64 ref_sis_once(u64 wake_avg, u64 scan_time)
+{
+	struct rq rq_store = { .wake_avg = wake_avg };
+	bool sched_feat_SIS_ONCE = true;
+	u64 time = scan_time;
+
+	RFC03_ONCE
+	return rq_store.wake_avg;
+}
+#undef this_rq
+
 /* RFC 06/11: SIS_PROP's budget in cores, from RFC 02/11's avg_cost. */
 int ref_sis_prop_nr(unsigned int span_weight, u64 idle, u64 avg_scan_cost)
 {

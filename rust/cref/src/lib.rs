@@ -36,6 +36,7 @@ extern "C" {
     ) -> bool;
     pub fn ref_sis_update_cost(avg_scan_cost: u64, time: u64, loops: c_int) -> u64;
     pub fn ref_sis_age(wake_avg: *mut u64, wake_stamp: *mut c_ulong, now: c_ulong);
+    pub fn ref_sis_once(wake_avg: u64, scan_time: u64) -> u64;
     pub fn ref_sis_prop_nr(span_weight: c_uint, avg_idle: u64, avg_scan_cost: u64) -> c_int;
 }
 

@@ -12,15 +12,16 @@
 //! LB_RELAX_FAILED and the `imbalance_pct` test (seed 001, 6.12), the
 //! newidle stop test with the flags off (6.12) and with SD_MIGRATION_COST
 //! (seed 004), the jiffies conversions and the balance interval at 21 HZ
-//! values (6.12), SIS_PROP's scan cost, SIS_AGE and SIS_PROP's budget
-//! (seed 002, RFC 01, 02 and 06), and whether the policy scans at all
+//! values (6.12, with LB_BUSY_INTERVAL_DEC on and off), SIS_PROP's scan
+//! cost, SIS_AGE, SIS_ONCE and SIS_PROP's budget (seed 002, RFC 01, 02,
+//! 03 and 06), and whether the policy scans at all
 //! (the series' own `sched_lb_sis_wanted()`, from `patches/`).
 //!
 //! Not compared, for want of C: NEWIDLE_BACKOFF and its failure count
 //! (seed 003 is Jason Low's prose, no patch), STEAL's decision, victim
 //! order and sparsemask (seed 002 carries Steve Sistare's cover text, not
-//! his patches). Not compared although the C exists: the SIS CPU and
-//! folded core scans (RFC 05, 07 and 08 of seed 002), which walk cpumasks
+//! his patches). Not compared although the C exists: the SIS CPU scan
+//! and SIS_FOLD's folded core scan (RFC 05, 07 and 08 of seed 002), which walk cpumasks
 //! through kernel iterators this crate has no userspace stand-in for;
 //! they are checked by example rows and properties (`sis_select.rs`) and
 //! the KUnit suite's SIS rows, not against the C. `LB_REDUCED_IMBALANCE_PCT` chooses
@@ -580,6 +581,19 @@ fn sis_age_matches_rfc_02() {
             sis_age::age_wake_avg(avg, stamp, now),
             format!("avg={avg} stamp={stamp} now={now}"),
         ))
+    });
+}
+
+/// SIS_ONCE: a scan's time comes out of `wake_avg`, down to 0.
+#[test]
+fn sis_once_matches_rfc_03() {
+    differential("sis_once", &mut Rng(0x5eed_0030), N, |rng| {
+        let avg = rng.pick(1 << 24);
+        let time = rng.pick(1 << 24);
+        // SAFETY: pure C function of its arguments.
+        let c = unsafe { ref_sis_once(avg, time) };
+        let r = sis_age::spend_wake_avg(avg, time);
+        Some((c, r, format!("wake_avg={avg} time={time}")))
     });
 }
 
