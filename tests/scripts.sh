@@ -88,7 +88,13 @@ printf 'SLB: watchdog: step load still running after 600 s\ntask 42 (hackbench) 
 exec sleep 30
 Q
 chmod +x "$fakeq/qemu"
-touch "$fakeq/bzImage" "$fakeq/m.ko"
+touch "$fakeq/bzImage"
+# A stand-in module: an object whose .modinfo names its hooks, which the
+# initramfs lists for the guest (scripts/lib.sh: slb_hooks).
+echo 'int x;' > "$fakeq/m.c"
+cc -c "$fakeq/m.c" -o "$fakeq/m.o"
+printf 'license=GPL\0slb_hooks=detach_skip \0' > "$fakeq/modinfo"
+objcopy --add-section .modinfo="$fakeq/modinfo" "$fakeq/m.o" "$fakeq/m.ko"
 rc=0
 env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" SLB_BOOT_TIMEOUT=2 \
 	SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "kunit load" > "$fakeq/out" 2>&1 || rc=$?

@@ -765,6 +765,20 @@ fn messages(lines: &[&str]) -> Vec<(String, String, usize, usize)> {
     out
 }
 
+/// The (first line, end line) of each message of `lines` whose title
+/// starts with `title` and whose author is `author`; at least one.
+fn messages_by(lines: &[&str], title: &str, author: &str) -> Result<Vec<(usize, usize)>, String> {
+    let msgs: Vec<_> = messages(lines)
+        .into_iter()
+        .filter(|(t, a, _, _)| t.starts_with(title) && a == author)
+        .map(|(_, _, s, e)| (s, e))
+        .collect();
+    if msgs.is_empty() {
+        return Err(format!("no message '{title}...' by {author}"));
+    }
+    Ok(msgs)
+}
+
 fn hunk_counts(header: &str) -> Option<(usize, usize)> {
     let rest = header.strip_prefix("@@ -")?;
     let (old, rest) = rest.split_once(" +")?;
@@ -790,15 +804,9 @@ pub fn hunk(
     needle: &str,
 ) -> Result<Hunk, String> {
     let lines: Vec<&str> = thread.lines().collect();
-    let msgs: Vec<_> = messages(&lines)
-        .into_iter()
-        .filter(|(t, a, _, _)| t.starts_with(title) && a == author)
-        .collect();
-    if msgs.is_empty() {
-        return Err(format!("no message '{title}...' by {author}"));
-    }
+    let msgs = messages_by(&lines, title, author)?;
     let mut found = Vec::new();
-    for (_, _, s, e) in msgs {
+    for (s, e) in msgs {
         hunks_in(&lines, s, e, file, needle, &mut found)?;
     }
     match found.len() {
@@ -826,16 +834,10 @@ pub fn quoted_added(
     needle: &str,
 ) -> Result<Piece, String> {
     let lines: Vec<&str> = thread.lines().collect();
-    let msgs: Vec<_> = messages(&lines)
-        .into_iter()
-        .filter(|(t, a, _, _)| t.starts_with(title) && a == author)
-        .collect();
-    if msgs.is_empty() {
-        return Err(format!("no message '{title}...' by {author}"));
-    }
+    let msgs = messages_by(&lines, title, author)?;
     let added = |i: usize| lines[i].starts_with('+') && !lines[i].starts_with("+++");
     let mut quotes: Vec<Piece> = Vec::new();
-    for (_, _, s, e) in msgs {
+    for (s, e) in msgs {
         let mut i = s;
         while i < e {
             if !added(i) {
