@@ -33,6 +33,8 @@ mod debugfs;
 mod lists;
 mod views;
 
+// The hostile build registers `crate::hostile`'s twins of most of them.
+#[cfg_attr(slb_hostile, allow(unused_imports))]
 pub(crate) use callbacks::{
     avg_load_balanced, balance_interval, detach_skip, idle_cpus_balanced, newidle_account,
     newidle_stop, sis_account, sis_select, steal,
