@@ -89,12 +89,17 @@ exec sleep 30
 Q
 chmod +x "$fakeq/qemu"
 touch "$fakeq/bzImage"
-# A stand-in module: an object whose .modinfo names its hooks, which the
-# initramfs lists for the guest (scripts/lib.sh: slb_hooks).
-echo 'int x;' > "$fakeq/m.c"
-cc -c "$fakeq/m.c" -o "$fakeq/m.o"
-printf 'license=GPL\0slb_hooks=detach_skip \0' > "$fakeq/modinfo"
-objcopy --add-section .modinfo="$fakeq/modinfo" "$fakeq/m.o" "$fakeq/m.ko"
+# stand_in_ko KO ENTRIES: a stand-in module at KO, an object whose
+# .modinfo holds ENTRIES (printf escapes: key=value\0...), which is all the
+# host reads of a module (scripts/lib.sh: slb_modinfo).
+stand_in_ko() {
+	echo 'int x;' > "$1.c"
+	cc -c "$1.c" -o "$1.o"
+	printf "$2" > "$1.modinfo"
+	objcopy --add-section .modinfo="$1.modinfo" "$1.o" "$1"
+}
+# The initramfs lists the module's hooks for the guest.
+stand_in_ko "$fakeq/m.ko" 'license=GPL\0slb_hooks=detach_skip \0'
 rc=0
 env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" SLB_BOOT_TIMEOUT=2 \
 	SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "kunit load" > "$fakeq/out" 2>&1 || rc=$?
@@ -132,11 +137,8 @@ expect_fail "check sites: no source" "no kernel/sched/fair.c under" \
 # the hooks and the switches (prefix gone, each once); a module without
 # the entries, or no module, is refused with its reason.
 mkdir -p "$tmp/inv/kunit"
-echo 'int x;' > "$tmp/inv/x.c"
-cc -c "$tmp/inv/x.c" -o "$tmp/inv/x.o"
-printf 'license=GPL\0slb_kunit_case=s.one\0slb_kunit_case=s.two\0slb_kunit_case=t.one\0slb_hooks=a b c \0slb_hook_switches=slb_no_hook_a slb_no_hook_a slb_no_hook_c \0' > "$tmp/inv/mi"
-objcopy --add-section .modinfo="$tmp/inv/mi" "$tmp/inv/x.o" "$tmp/inv/m.ko"
-objcopy --add-section .modinfo=/dev/null "$tmp/inv/x.o" "$tmp/inv/empty.ko"
+stand_in_ko "$tmp/inv/m.ko" 'license=GPL\0slb_kunit_case=s.one\0slb_kunit_case=s.two\0slb_kunit_case=t.one\0slb_hooks=a b c \0slb_hook_switches=slb_no_hook_a slb_no_hook_a slb_no_hook_c \0'
+stand_in_ko "$tmp/inv/empty.ko" 'license=GPL\0'
 printf 'KUNIT_CASE(a),\nKUNIT_CASE(b),\n' > "$tmp/inv/kunit/c_test.c"
 expect_pass "kunit inventory: .modinfo cases and KUNIT_CASE()s" '^5$' \
 	bash -c '. "$1/scripts/lib.sh"; slb_kunit_cases "$2/m.ko" "$2/kunit"' - "$root" "$tmp/inv"

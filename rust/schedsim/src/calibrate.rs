@@ -26,8 +26,9 @@ use crate::workload::Workload;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// One metric of one state of the guest.
-#[derive(Clone, Debug, PartialEq)]
+/// One metric of one state of the guest, as `bench_report.py --json`
+/// writes it (`ci95` is null with fewer runs than its `MIN_RUNS_CI`).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 pub struct GuestMetric {
     /// The runs after warm-up.
     pub samples: Vec<f64>,
@@ -97,31 +98,26 @@ struct GuestExperimentJson {
 
 #[derive(serde::Deserialize)]
 struct GuestState {
-    metrics: BTreeMap<String, GuestMetricJson>,
-}
-
-/// One metric: `ci95` is null with fewer runs than bench_report's
-/// `MIN_RUNS_CI`.
-#[derive(serde::Deserialize)]
-struct GuestMetricJson {
-    samples: Vec<f64>,
-    median: f64,
-    ci95: Option<(f64, f64)>,
+    metrics: BTreeMap<String, GuestMetric>,
 }
 
 /// Parses `bench_report.py --json`'s document.
 pub fn parse_guest(text: &str) -> Result<Vec<GuestExperiment>, String> {
-    // The format first, so that another document says what it is rather
-    // than which field it lacks.
-    let format: serde_json::Value =
+    // Parsed once; the format is read first, so that another document
+    // says what it is rather than which field it lacks.
+    let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("guest JSON does not parse: {e}"))?;
-    let format = format.get("format").and_then(|f| f.as_str()).unwrap_or("");
+    let format = value
+        .get("format")
+        .and_then(|f| f.as_str())
+        .unwrap_or("")
+        .to_string();
     if !format.starts_with("sched-lb-rs bench ") {
         return Err(format!(
             "guest JSON: format '{format}', expected 'sched-lb-rs bench N' (scripts/bench_report.py --json)"
         ));
     }
-    let doc: GuestDoc = serde_json::from_str(text)
+    let doc: GuestDoc = serde_json::from_value(value)
         .map_err(|e| format!("guest JSON ({format}) is not bench_report.py's layout: {e}"))?;
     let mut out = Vec::new();
     for (topo, t) in doc.topologies {
@@ -129,23 +125,7 @@ pub fn parse_guest(text: &str) -> Result<Vec<GuestExperiment>, String> {
             let states = e
                 .states
                 .into_iter()
-                .map(|(state, sv)| {
-                    let mets = sv
-                        .metrics
-                        .into_iter()
-                        .map(|(name, m)| {
-                            (
-                                name,
-                                GuestMetric {
-                                    samples: m.samples,
-                                    median: m.median,
-                                    ci95: m.ci95,
-                                },
-                            )
-                        })
-                        .collect();
-                    (state, mets)
-                })
+                .map(|(state, sv)| (state, sv.metrics))
                 .collect();
             out.push(GuestExperiment {
                 topology: topo.clone(),
