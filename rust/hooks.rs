@@ -31,6 +31,7 @@ mod callbacks;
 mod counters;
 mod debugfs;
 mod lists;
+mod shadow;
 mod views;
 
 // The hostile build registers `crate::hostile`'s twins of most of them.
@@ -42,6 +43,7 @@ pub(crate) use callbacks::{
 use counters::{Counter, CounterMemory, HookStats};
 use debugfs::{DebugfsDir, DebugfsRoot};
 use lists::{flag, index_of, lines, FLAG_LIST};
+use shadow::Judged;
 
 /// The ABI this module was built against.
 pub(crate) const ABI_VERSION: u32 = bindings::SCHED_LB_HOOKS_ABI_VERSION;
@@ -111,6 +113,31 @@ const ARGS_SIZE: [u32; bindings::sched_lb_args_SCHED_LB_NR_ARGS as usize] = {
     s
 };
 
+/// For `hook_table!`, what a line's optional `judged NAME` brings: its
+/// flags marked judged (`mark`), named in `.modinfo` (`names`), and the
+/// hook's [`Judged`] static (`static`); nothing for a hook without it.
+/// (A macro of its own because `hook_table!` cannot repeat the flags
+/// inside the optional part.)
+macro_rules! judged {
+    (mark $judged:ident; () $($flag:ident)*) => {};
+    (mark $judged:ident; ($judge:ident) $($flag:ident)*) => {
+        $($judged[flag!($flag)] = true;)*
+    };
+    (names () $($flag:ident)*) => { "" };
+    (names ($judge:ident) $($flag:ident)*) => { concat!($(stringify!($flag), " ",)*) };
+    (static $hook:ident () $($flag:ident)*) => {};
+    (static $hook:ident ($judge:ident) $($flag:ident)*) => {
+        #[doc = concat!("What `", stringify!($hook), "`'s calls decided against stock 6.12, and its flags' shadow switches.")]
+        pub(crate) static $judge: Judged<{ <[usize]>::len(&[$(flag!($flag)),*]) }> = Judged::new(
+            [$(flag!($flag)),*],
+            [$(crate::policy::stock::is_on(stringify!($flag))),*],
+            judged_base(index_of(JUDGED_NAMES, stringify!($judge))),
+            judged_base(index_of(JUDGED_NAMES, stringify!($judge))) + 1,
+            &FLAG_DIFFERS,
+        );
+    };
+}
+
 /// The hook table: from one line per callback of `struct sched_lb_ops`
 /// come the ops table this module registers, each hook's counters and
 /// their debugfs files. Each line names the callback (as its field), the
@@ -127,7 +154,7 @@ const ARGS_SIZE: [u32; bindings::sched_lb_args_SCHED_LB_NR_ARGS as usize] = {
 /// them.
 macro_rules! hook_table {
     ($($hook:ident => $switch:ident, $stats:ident, $hits:ident ($($flag:ident),*)
-       $([$($extra:ident: $xstat:ident),+])?;)+) => {
+       $(judged $judge:ident)? $([$($extra:ident: $xstat:ident),+])?;)+) => {
         /// The hooks' counters, in slot order.
         const STAT_NAMES: &[&str] = &[$(stringify!($stats)),+];
         /// How many flags each hook's calls carry, in slot order.
@@ -136,6 +163,20 @@ macro_rules! hook_table {
         const EXTRA_NAMES: &[&str] = &[$($($(stringify!($xstat),)+)?)+];
         /// The `SLB_HOOKS_OFF` switches, as `--cfg` names.
         const SWITCHES: &[&str] = &[$(stringify!($switch)),+];
+        /// The judged hooks' verdict statics, in slot order: two slots
+        /// each (`differs`, `shadowed`) after the further counters.
+        const JUDGED_NAMES: &[&str] = &[$($(stringify!($judge),)?)+];
+        /// Whether some judged hook carries the flag of each line of
+        /// `kunit/flags`: it then has a shadow switch and a `differs`
+        /// counter.
+        const FLAG_JUDGED: [bool; lines(FLAG_LIST)] = {
+            let mut judged = [false; lines(FLAG_LIST)];
+            $(judged!(mark judged; ($($judge)?) $($flag)*);)+
+            judged
+        };
+        // The flags that have a shadow switch and a `differs` counter,
+        // for the guest's `shadow` step: `modinfo -F slb_judged_flags`.
+        crate::modinfo!(MODINFO_JUDGED, "slb_judged_flags=", $(judged!(names ($($judge)?) $($flag)*),)+);
 
         // The hooks and their switches (as `--cfg` names, one per hook),
         // for the host tools: `modinfo -F slb_hooks`, `-F slb_hook_switches`.
@@ -152,6 +193,7 @@ macro_rules! hook_table {
                 static $xstat: Counter =
                     Counter::at(hist_base(STAT_NAMES.len()) + index_of(EXTRA_NAMES, stringify!($xstat)));
             )+)?
+            judged!(static $hook ($($judge)?) $($flag)*);
         )+
 
         /// The `sched_feat` flags as the call sites hand them to the
@@ -213,20 +255,38 @@ macro_rules! hook_table {
         static STATS: &[(&CStr, &Counter, &Counter)] =
             &[$((c_name!(stringify!($hook)), &$stats.calls, &$stats.hits)),+];
 
+        /// Every judged hook's name, and its calls that differed from stock.
+        static VERDICTS: &[(&CStr, &Counter)] =
+            &[$($((c_name!(stringify!($hook)), &$judge.differs),)?)+];
+
         impl DebugfsDir {
             /// `/sys/kernel/debug/sched_lb_rs/<hook>/{calls,<hits>,...}`
-            /// and `flags/<FLAG>`, read-only.
+            /// and `flags/<FLAG>`, read-only; for the flags of the judged
+            /// hooks, `differs/<FLAG>` (read-only) and `shadow/<FLAG>`
+            /// (0 live, 1 in shadow; anything else is refused).
             fn counters() -> Self {
                 let root = DebugfsDir::create(c"sched_lb_rs", None);
                 let flags = DebugfsDir::create(c"flags", Some(&root));
+                let differs = DebugfsDir::create(c"differs", Some(&root));
+                let shadow = DebugfsDir::create(c"shadow", Some(&root));
                 for (i, n) in FLAG_CALLS.iter().enumerate() {
                     flags.flag_counter(i, n);
+                    if FLAG_JUDGED[i] {
+                        if let Some(d) = FLAG_DIFFERS.get(i) {
+                            differs.flag_counter(i, d);
+                        }
+                        shadow.shadow_switch(i);
+                    }
                 }
                 $(
                     let dir = DebugfsDir::create(c_name!(stringify!($hook)), Some(&root));
                     dir.counter(c"calls", &$stats.calls);
                     dir.counter(c_name!(stringify!($hits)), &$stats.hits);
                     $($(dir.counter(c_name!(stringify!($extra)), &$xstat);)+)?
+                    $(
+                        dir.counter(c"differs", &$judge.differs);
+                        dir.counter(c"shadowed", &$judge.shadowed);
+                    )?
                 )+
                 root
             }
@@ -235,15 +295,15 @@ macro_rules! hook_table {
 }
 
 hook_table! {
-    idle_cpus_balanced => slb_no_hook_idle_cpus_balanced, IDLE_CPUS, balanced (BALANCE_IDLE_CPUS, BALANCE_IDLE_LLC2);
-    detach_skip => slb_no_hook_detach_skip, DETACH, skipped (LB_RELAX_FAILED);
-    avg_load_balanced => slb_no_hook_avg_load_balanced, AVG_LOAD, balanced (LB_REDUCED_IMBALANCE_PCT);
-    balance_interval => slb_no_hook_balance_interval, INTERVAL, busy (LB_BUSY_INTERVAL_DEC);
-    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped (NEWIDLE_BACKOFF, SD_MIGRATION_COST) [backoff_stops: NEWIDLE_BACKOFF_STOPS];
+    idle_cpus_balanced => slb_no_hook_idle_cpus_balanced, IDLE_CPUS, balanced (BALANCE_IDLE_CPUS, BALANCE_IDLE_LLC2) judged IDLE_CPUS_VERDICT;
+    detach_skip => slb_no_hook_detach_skip, DETACH, skipped (LB_RELAX_FAILED) judged DETACH_VERDICT;
+    avg_load_balanced => slb_no_hook_avg_load_balanced, AVG_LOAD, balanced (LB_REDUCED_IMBALANCE_PCT) judged AVG_LOAD_VERDICT;
+    balance_interval => slb_no_hook_balance_interval, INTERVAL, busy (LB_BUSY_INTERVAL_DEC) judged INTERVAL_VERDICT;
+    newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped (NEWIDLE_BACKOFF, SD_MIGRATION_COST) judged NEWIDLE_VERDICT [backoff_stops: NEWIDLE_BACKOFF_STOPS];
     newidle_account => slb_no_hook_newidle_stop, STREAK, pulled ();
     sis_select => slb_no_hook_sis_select, SIS, found (SIS_PROP, SIS_AGE, SIS_ONCE, SIS_FOLD);
     sis_account => slb_no_hook_sis_select, SIS_ACCOUNT, scans () [scan_ns: SIS_SCAN_NS, loops: SIS_LOOPS];
-    steal => slb_no_hook_steal, STEAL, tried (STEAL) [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
+    steal => slb_no_hook_steal, STEAL, tried (STEAL) judged STEAL_VERDICT [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
 }
 
 /// The first slot of hook `i`'s histogram: each hook has `2 << flags`
@@ -258,9 +318,27 @@ const fn hist_base(i: usize) -> usize {
     base
 }
 
-/// Slots in the per-CPU block of counters: the hooks' histograms, then
-/// the further counters.
-const NR_SLOTS: usize = hist_base(STAT_NAMES.len()) + EXTRA_NAMES.len();
+/// The first slot of judged hook `i`'s verdict counters: `differs`, then
+/// `shadowed`, after the histograms and the further counters.
+const fn judged_base(i: usize) -> usize {
+    hist_base(STAT_NAMES.len()) + EXTRA_NAMES.len() + 2 * i
+}
+
+/// Each flag's `differs` counter: the calls whose answer the flag alone
+/// changed, one slot per line of `kunit/flags`, after the verdicts.
+static FLAG_DIFFERS: [Counter; lines(FLAG_LIST)] = {
+    let mut c = [Counter::NONE; lines(FLAG_LIST)];
+    let mut i = 0;
+    while i < c.len() {
+        c[i] = Counter::at(judged_base(JUDGED_NAMES.len()) + i);
+        i += 1;
+    }
+    c
+};
+
+/// Slots in the per-CPU block of counters: the hooks' histograms, the
+/// further counters, the verdicts, then the flags' `differs`.
+const NR_SLOTS: usize = judged_base(JUDGED_NAMES.len()) + lines(FLAG_LIST);
 
 /// The prefix of every switch's `--cfg` name; `SLB_HOOKS_OFF` names the
 /// rest.
@@ -321,6 +399,13 @@ impl Drop for Registration {
                 name.to_str().unwrap_or("?"),
                 calls.sum(),
                 hits.sum()
+            );
+        }
+        for (name, differs) in VERDICTS.iter() {
+            pr_info!(
+                "{}: {} answers differed from stock 6.12\n",
+                name.to_str().unwrap_or("?"),
+                differs.sum()
             );
         }
         pr_info!(

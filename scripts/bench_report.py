@@ -17,7 +17,10 @@ Output: a Markdown table of every metric per experiment with the median,
 the min-max spread, the on/off ratio of the medians with its bootstrap 95%
 confidence interval and a verdict: "effect" only where the interval
 excludes 1.0, else "none beyond +-X%", X being how far the interval
-reaches, the smallest effect the run could have seen; with --json PATH,
+reaches, the smallest effect the run could have seen; "inert here" for a
+flag experiment whose flag's differs counter (the module's count of the
+answers that flag changed against stock 6.12) stayed 0 in every run: the
+rule never acted, so its runs say nothing of its effect; with --json PATH,
 every sample per topology, experiment, state and metric with its median
 and the bootstrap 95% interval of that median (schedsim calibrate reads
 it); the same as reST for
@@ -170,6 +173,7 @@ def parse_log(path):
             m.update(workload_metrics(out))
             for k, v in ctr[1].items():
                 m[k] = v - ctr[0].get(k, 0)
+            MODULE_COUNTERS.update(ctr[1])
             run["m"] = m
             runs.append(run)
         i += 1
@@ -253,8 +257,23 @@ def experiments(runs):
     return exps
 
 
-def rows_for(topo, eid, exp):
-    """Table rows of one experiment: one per metric."""
+# The module's counters the runs carried (SLB-BENCH-CTR lines: every file
+# of /sys/kernel/debug/sched_lb_rs/<dir>/ as "<dir>_<file>"), filled in
+# as consoles are parsed.
+MODULE_COUNTERS = set()
+
+
+def differs_key(flag):
+    """The counter of the answers a flag experiment's flag changed: the
+    last name of "BASE+...+FLAG" (the bases are on in both states)."""
+    return "differs_" + flag.split("+")[-1] if flag else None
+
+
+def rows_for(topo, eid, exp, flag=None):
+    """Table rows of one experiment: one per metric. With the flag of a
+    flag experiment whose runs carried its differs counter and found it 0
+    in every run, the main metric's verdict is "inert here": the rule
+    never acted, so the runs cannot say whether it has an effect."""
     off, on = exp["off"], exp["on"]
     kind = next((r["m"].get("_kind") for r in off + on if r["m"].get("_kind")), "?")
     main = MAIN_METRIC.get(kind)
@@ -264,14 +283,18 @@ def rows_for(topo, eid, exp):
     extra = {"spin": ["min_cpu_ms", "max_cpu_ms"],
              "pingpong": ["apart", "apart_llc", "pair_migrations"]}.get(kind, [])
     metrics += extra + ["wall_s"] + SCHED_METRICS
-    ctrs = sorted({k for r in off + on for k in r["m"]
-                   if k.startswith(("steal_", "sis_select_", "sis_account_"))})
+    ctrs = sorted({k for r in off + on for k in r["m"] if k in MODULE_COUNTERS})
     metrics += ctrs
+    dkey = differs_key(flag)
+    acted = None
+    if dkey and any(dkey in r["m"] for r in off + on):
+        acted = sum(r["m"].get(dkey, 0) for r in off + on)
     rows = []
     for met in metrics:
         a = [r["m"][met] for r in off if met in r["m"]]
         b = [r["m"][met] for r in on if met in r["m"]]
-        if not a or not b or (met != main and not any(a) and not any(b)):
+        # A zero differs counter is the news: the rule never acted.
+        if not a or not b or (met not in (main, dkey) and not any(a) and not any(b)):
             continue
         ma, lo_a, hi_a = summarise(a)
         mb, lo_b, hi_b = summarise(b)
@@ -285,11 +308,13 @@ def rows_for(topo, eid, exp):
         ci = None
         if ma and min(len(a), len(b)) >= MIN_RUNS_CI:
             ci = ratio_ci(a, b, zlib.crc32(f"{topo}/{eid}/{met}".encode()))
+        v = verdict(ci, (len(a), len(b)))
+        if met == main and acted == 0:
+            v = f"inert here ({dkey} 0)"
         rows.append({"topo": topo, "exp": eid, "metric": met,
                      "off": (ma, lo_a, hi_a), "on": (mb, lo_b, hi_b),
                      "ratio": ratio, "clear": clear, "n": (len(a), len(b)),
-                     "ci": ci, "verdict": verdict(ci, (len(a), len(b))),
-                     "main": met == main})
+                     "ci": ci, "verdict": v, "main": met == main})
     return rows
 
 
@@ -392,7 +417,7 @@ def read_conf(path):
 def counter_metric(name):
     """Whether a metric is a count over the run (schedstat or the module's
     debugfs), which --json also gives per second of the run's wall time."""
-    if name.startswith(("steal_", "sis_select_", "sis_account_")):
+    if name in MODULE_COUNTERS:
         return True
     for tname in IDLE_TYPES:
         if name.endswith("_" + tname):
@@ -518,7 +543,8 @@ def main():
             if r["rc"] != 0:
                 problems.append(f"{topo}: {r['id']} {r['state']} rep {r['rep']} exited {r['rc']}: {r['out'][:120]}")
         for eid, exp in experiments(drop_warmup(runs, a.warmup)).items():
-            all_rows += rows_for(topo, eid, exp)
+            kind, flag, _ = conf.get(eid, (None, None, None))
+            all_rows += rows_for(topo, eid, exp, flag if kind == "flag" else None)
         svg = svg_plot(topo, [r for r in all_rows if r["topo"] == topo])
         if svg and a.svg_dir:
             plots.append(topo)

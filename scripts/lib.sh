@@ -130,6 +130,10 @@ slb_hook_switches() {
 	slb_modinfo "${1:-$SLB_ROOT/sched_lb_rs.ko}" slb_hook_switches |
 		sed 's/^slb_no_hook_//' | awk '!seen[$0]++'
 }
+# The flags whose hook the module judges against stock 6.12: each has a
+# shadow switch and a differs counter in debugfs (rust/hooks.rs, the
+# "judged" lines of hook_table!).
+slb_judged_flags() { slb_modinfo "${1:-$SLB_ROOT/sched_lb_rs.ko}" slb_judged_flags; }
 # The series' answer checks, "hook: message" a line, from the sched_lb_reject()
 # sites of the kernel source the module is built against: KDIR's (its
 # source/ link in an O= build tree), else ours.

@@ -27,6 +27,7 @@ for a in $applets; do
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
 install -m 0644 "$SLB_ROOT/scripts/guest/llc.awk" "$root/slb/llc.awk"
+install -m 0755 "$SLB_ROOT/scripts/sched-lb-stat" "$root/bin/sched-lb-stat"
 need_tool cc
 for prog in sleeper coresched; do
 	cc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$prog" "$SLB_ROOT/scripts/guest/$prog.c" ||
@@ -62,6 +63,8 @@ echo "$flags" > "$root/slb/flags"
 # The module's hooks, from its hook table: the load step requires each
 # one's counters and calls.
 slb_hooks "$ko" > "$root/slb/hooks"
+# The flags the shadow step puts in shadow and then live.
+slb_judged_flags "$ko" > "$root/slb/judged_flags"
 # The series' check sites, one line each, from the kernel source: the
 # hostile step expects each to refuse an answer once.
 case " $plan " in

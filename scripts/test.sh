@@ -150,7 +150,7 @@ log "guest time limit: ${guest_s}s"
 SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
 	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko $SLB_CACHE/guest-modules/nokunit.ko" SLB_BENCH_DIR="$smoke" \
 	SLB_STRESS="${SEED:-1} ${CYCLES:-20}" SLB_BOOT_TIMEOUT=$guest_s \
-	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask coresched load flagsites cgroups cycle stress hostile bench unload"
+	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask coresched load flagsites shadow cgroups cycle stress hostile bench unload"
 stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||

@@ -98,8 +98,8 @@ stand_in_ko() {
 	printf "$2" > "$1.modinfo"
 	objcopy --add-section .modinfo="$1.modinfo" "$1.o" "$1"
 }
-# The initramfs lists the module's hooks for the guest.
-stand_in_ko "$fakeq/m.ko" 'license=GPL\0slb_hooks=detach_skip \0'
+# The initramfs lists the module's hooks and judged flags for the guest.
+stand_in_ko "$fakeq/m.ko" 'license=GPL\0slb_hooks=detach_skip \0slb_judged_flags=LB_RELAX_FAILED \0'
 rc=0
 env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" SLB_BOOT_TIMEOUT=2 \
 	SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "kunit load" > "$fakeq/out" 2>&1 || rc=$?
@@ -309,6 +309,42 @@ expect_pass "bench report: the verdict row names the flag, the direction and the
 expect_pass "bench report: intervals that exclude 1.0, against chance" \
 	"^2 of 3 comparisons have a 95% interval that excludes 1\.0 \(about 0\.[12] would by chance alone\); of the main metrics, 1 of 1" \
 	bench_summary
+
+# A flag experiment whose flag never changed an answer (its differs
+# counter read 0 around every run) is "inert here", whatever its numbers
+# do; the same runs with answers changed keep their verdict; the
+# module's counters all reach the table, a zero differs row included.
+inert_log() {
+	echo "SLB-BENCH-DOMAIN domain0 MC"
+	echo "SLB-BENCH-CPU0SD domain0 f 0"
+	for rep in 1 2 3 4 5 6 7; do
+		for state in off on; do
+			t=$((rep + 10)) d=0
+			[ $state = on ] && t=$((rep + 4)) d=$(($1 * rep))
+			echo "SLB-BENCH-BEGIN e1 $state $rep"
+			echo "SLB-BENCH-CTR differs_STEAL 100"
+			echo "SLB-BENCH-CTR detach_skip_calls 5"
+			echo "version 16"
+			echo "cpu0 0 0 0 0 0 0 0 0 0"
+			echo "version 16"
+			echo "cpu0 0 0 0 0 0 0 0 0 0"
+			echo "SLB-BENCH-CTR differs_STEAL $((100 + d))"
+			echo "SLB-BENCH-CTR detach_skip_calls $((5 + rep))"
+			echo "SLB-BENCH-END e1 $state $rep t0=1.00 t1=3.00 rc=0 out=Time: $t.000"
+		done
+	done
+}
+mkdir -p "$tmp/guest-i"
+echo "e1 flag STEAL /bin/hackbench -g 1 -l 8" > "$tmp/guest-i/conf"
+bench_inert() {
+	inert_log "$1" > "$tmp/i.log"
+	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/i.md" \
+		"i=$tmp/i.log" > /dev/null && grep -E "^\| i \| e1 \| (STEAL|time_s|differs_STEAL|detach_skip_calls) " "$tmp/i.md" | paste -sd'#'
+}
+expect_pass "bench report: a flag whose differs counter stayed 0 is inert here" \
+	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| inert here \(differs_STEAL 0\) \| - \|.*\| detach_skip_calls \|.*\| differs_STEAL \| 0 \[0-0\] " bench_inert 0
+expect_pass "bench report: the same runs with answers changed keep their verdict" \
+	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| effect \| better \|" bench_inert 3
 
 # The cover letter's results (scripts/cover_results.py, which
 # export-series.sh puts in): from Documentation/results/bench.json, every
@@ -634,6 +670,36 @@ places_lack "SIS_ONCE not in differential.rs" "SIS_ONCE: no cref: differential.r
 cp "$root"/rust/cref/tests/differential.rs "$pl/rust/cref/tests/"
 sed -i 's/``LB_RELAX_FAILED``/``LB_RELAX_FAIL``/' "$pl/Documentation/index.rst"
 places_lack "a flag's index.rst row" "LB_RELAX_FAILED: no docs: index.rst's table"
+
+# sched-lb-stat on a debugfs fixture: one row per flag with its state,
+# live or shadow, calls and differs ("-" where the module has no
+# counter), one row per hook with its refusals; busybox's sh as in the
+# guest; a missing module and a bad interval are refused.
+st="$tmp/stat"
+mkdir -p "$st/sched/lb_violations" "$st"/sched_lb_rs/{flags,differs,shadow,steal,sis_select}
+echo "GENTLE_FAIR_SLEEPERS NO_LB_RELAX_FAILED STEAL NO_SIS_PROP" > "$st/sched/features"
+echo 41 > "$st/sched_lb_rs/flags/STEAL"
+echo 17 > "$st/sched_lb_rs/differs/STEAL"
+echo 1 > "$st/sched_lb_rs/shadow/STEAL"
+echo 9 > "$st/sched_lb_rs/flags/LB_RELAX_FAILED"
+echo 0 > "$st/sched_lb_rs/differs/LB_RELAX_FAILED"
+echo 0 > "$st/sched_lb_rs/shadow/LB_RELAX_FAILED"
+echo 7 > "$st/sched_lb_rs/flags/SIS_PROP"
+for kv in calls=41 differs=17 shadowed=17 tried=0 stolen=0; do echo "${kv#*=}" > "$st/sched_lb_rs/steal/${kv%=*}"; done
+echo 7 > "$st/sched_lb_rs/sis_select/calls"
+echo 3 > "$st/sched/lb_violations/steal"
+echo none > "$st/sched/lb_ejected"
+stat_sh="$(command -v busybox >/dev/null && echo "busybox sh" || echo sh)"
+expect_pass "sched-lb-stat: a flag in shadow" "^STEAL +on +shadow +41 +17$" env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
+expect_pass "sched-lb-stat: a live flag off" "^LB_RELAX_FAILED +off +live +9 +0$" env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
+expect_pass "sched-lb-stat: a flag not judged" "^SIS_PROP +off +- +7 +-$" env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
+expect_pass "sched-lb-stat: a hook row" "^steal +41 +17 +17 +3 +stolen=0 tried=0$" env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
+expect_pass "sched-lb-stat: a hook without verdicts" "^sis_select +7 +- +- +- *$" env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
+expect_fail "sched-lb-stat: bad interval" "[-]i 0: not a whole number" env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat" -i 0
+rm -r "$st/sched_lb_rs"
+expect_fail "sched-lb-stat: module not loaded" "sched_lb_rs is missing: the sched_lb_rs module is not loaded" \
+	env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
+expect_fail "sched-lb-stat: no debugfs" "is not readable: mount debugfs" env SLB_DEBUGFS="$tmp/none" $stat_sh "$root/scripts/sched-lb-stat"
 
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

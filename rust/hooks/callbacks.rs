@@ -29,8 +29,9 @@ use kernel::bindings;
 use super::counters::Counts;
 use super::views::{c_cpu, KernelView, StealMasks};
 use super::{
-    AVG_LOAD, DETACH, IDLE_CPUS, INTERVAL, NEWIDLE, NEWIDLE_BACKOFF_STOPS, SIS, SIS_ACCOUNT,
-    SIS_LOOPS, SIS_SCAN_NS, STEAL, STEAL_ATTEMPTS, STEAL_STOLEN, STREAK,
+    AVG_LOAD, AVG_LOAD_VERDICT, DETACH, DETACH_VERDICT, IDLE_CPUS, IDLE_CPUS_VERDICT, INTERVAL,
+    INTERVAL_VERDICT, NEWIDLE, NEWIDLE_BACKOFF_STOPS, NEWIDLE_VERDICT, SIS, SIS_ACCOUNT, SIS_LOOPS,
+    SIS_SCAN_NS, STEAL, STEAL_ATTEMPTS, STEAL_STOLEN, STEAL_VERDICT, STREAK,
 };
 use crate::policy::balance_interval;
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
@@ -39,6 +40,7 @@ use crate::policy::newidle_walk::{self, WalkStep};
 use crate::policy::sis_chain::{self, SisFlags, SisInput, WakeAvg};
 use crate::policy::steal::StealOutcome;
 use crate::policy::steal_chain::{self, StealArgs};
+use crate::policy::verdict::Verdict;
 use crate::policy::{avg_load, avg_load::AvgLoadInput, detach_load};
 
 /// Galbraith, "sched: Further improve spurious CPU_IDLE active migrations"
@@ -55,13 +57,20 @@ pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
     balance_idle_cpus: bool,
     balance_idle_llc2: bool,
 ) -> bool {
-    let flags = IdleCpusFlags {
-        balance_idle_cpus,
-        balance_idle_llc2,
+    let flags = [balance_idle_cpus, balance_idle_llc2];
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module
+    // doc). The same holds for every `judge()` and `record()` below.
+    let v = unsafe {
+        IDLE_CPUS_VERDICT.judge::<COUNT, _>(flags, |[balance_idle_cpus, balance_idle_llc2]| {
+            let flags = IdleCpusFlags {
+                balance_idle_cpus,
+                balance_idle_llc2,
+            };
+            idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags)
+        })
     };
-    let balanced = idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags);
-    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-    unsafe { IDLE_CPUS.record::<COUNT>(balanced, [balance_idle_cpus, balance_idle_llc2]) }
+    // SAFETY: as above.
+    unsafe { IDLE_CPUS.record::<COUNT>(v.applied, flags) }
 }
 
 /// Guittot, "[PATCH 1/4] sched/fair: relax constraint on task's load
@@ -73,15 +82,20 @@ pub(crate) extern "C" fn detach_skip<const COUNT: bool>(
     cache_nice_tries: u32,
     relax_failed: bool,
 ) -> bool {
-    let skip = detach_load::should_skip(
-        load,
-        imbalance,
-        nr_balance_failed,
-        cache_nice_tries,
-        relax_failed,
-    );
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-    unsafe { DETACH.record::<COUNT>(skip, [relax_failed]) }
+    let v = unsafe {
+        DETACH_VERDICT.judge::<COUNT, _>([relax_failed], |[relax_failed]| {
+            detach_load::should_skip(
+                load,
+                imbalance,
+                nr_balance_failed,
+                cache_nice_tries,
+                relax_failed,
+            )
+        })
+    };
+    // SAFETY: as above.
+    unsafe { DETACH.record::<COUNT>(v.applied, [relax_failed]) }
 }
 
 /// Guittot, "[PATCH 2/4] sched/fair: reduce minimal imbalance threshold"
@@ -94,15 +108,20 @@ pub(crate) extern "C" fn avg_load_balanced<const COUNT: bool>(
     above_llc: bool,
     reduced: bool,
 ) -> bool {
-    let balanced = avg_load::balanced(AvgLoadInput {
-        busiest_avg_load,
-        local_avg_load,
-        imbalance_pct,
-        above_llc,
-        reduced,
-    });
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-    unsafe { AVG_LOAD.record::<COUNT>(balanced, [reduced]) }
+    let v = unsafe {
+        AVG_LOAD_VERDICT.judge::<COUNT, _>([reduced], |[reduced]| {
+            avg_load::balanced(AvgLoadInput {
+                busiest_avg_load,
+                local_avg_load,
+                imbalance_pct,
+                above_llc,
+                reduced,
+            })
+        })
+    };
+    // SAFETY: as above.
+    unsafe { AVG_LOAD.record::<COUNT>(v.applied, [reduced]) }
 }
 
 /// Guittot, "[PATCH 3/4] sched/fair: minimize concurrent LBs between domain
@@ -120,13 +139,19 @@ pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
     // against (its vermagic ties the two), with that HZ's constants folded
     // in, as in the C. Not `bindings::HZ`: bindgen gives the uapi USER_HZ
     // (100) for that name.
-    balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
-        balance_interval_ms,
-        busy_factor,
-        cpu_busy,
-        max_interval_jiffies,
-        busy_dec,
-    )
+    // SAFETY: as above.
+    let v = unsafe {
+        INTERVAL_VERDICT.judge::<COUNT, _>([busy_dec], |[busy_dec]| {
+            balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
+                balance_interval_ms,
+                busy_factor,
+                cpu_busy,
+                max_interval_jiffies,
+                busy_dec,
+            )
+        })
+    };
+    v.applied
 }
 
 /// Low (2013) and Jain (2018), see `policy::newidle_walk`: where the
@@ -145,30 +170,35 @@ pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
     migration_cost_ns: u64,
     migration_cost: bool,
 ) -> bool {
-    let step = WalkStep {
+    let step = |[newidle_backoff, sd_migration_cost]: [bool; 2]| WalkStep {
         avg_idle_ns,
         curr_cost_ns: cost_ns,
         max_newidle_lb_cost_ns: 0,
         migration_cost_ns,
         consecutive_failures,
-        newidle_backoff: backoff,
-        sd_migration_cost: migration_cost,
+        newidle_backoff,
+        sd_migration_cost,
     };
-    let stop = newidle_walk::stop_at_domain(step);
-    // Only a stop with the flag on can be the backoff's; the second
-    // evaluation of the rule, and the load of the counters, are skipped
-    // for every other answer.
-    if COUNT && backoff && stop {
+    let flags = [backoff, migration_cost];
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    let v = unsafe {
+        NEWIDLE_VERDICT.judge::<COUNT, _>(flags, |f| newidle_walk::stop_at_domain(step(f)))
+    };
+    // Only the policy's stop with the flag on can be the backoff's (in
+    // shadow too: it counts what the rule decided); the second evaluation
+    // of the rule, and the load of the counters, are skipped for every
+    // other answer.
+    if COUNT && backoff && v.policy {
         // SAFETY: a callback of `OPS` (`COUNT`), see the module doc.
         if let Some(counts) = unsafe { Counts::get() } {
             counts.add(
                 &NEWIDLE_BACKOFF_STOPS,
-                u64::from(newidle_walk::stopped_by_backoff(step)),
+                u64::from(newidle_walk::stopped_by_backoff(step(flags))),
             );
         }
     }
-    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-    unsafe { NEWIDLE.record::<COUNT>(stop, [backoff, migration_cost]) }
+    // SAFETY: as above.
+    unsafe { NEWIDLE.record::<COUNT>(v.applied, flags) }
 }
 
 /// Low (2013): the failure streak `newidle_stop` backs off on, after each
@@ -329,18 +359,44 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
         }
         return -1;
     };
+    let steal_args = StealArgs {
+        // The shim asks only with sched_feat(STEAL) on.
+        enabled: true,
+        numa_nodes: a.numa_nodes,
+        nr_runnable: a.nr_runnable,
+        avg_idle_ns: a.avg_idle_ns,
+        avg_steal_cost_ns: a.avg_steal_cost_ns,
+        this_cpu: a.this_cpu,
+        bits_per_line: bindings::SCHED_LB_STEAL_BITS_PER_LINE,
+        overloaded_base: a.overloaded_base,
+    };
+    // Stock 6.12 never steals: the policy's decision to try is what
+    // differs. In shadow the decision is made and counted, nothing is
+    // asked of the kernel, and newidle balancing runs as in stock.
+    if STEAL_VERDICT.shadow::<COUNT>() == [true] {
+        let tried = steal_chain::would_steal(
+            &steal_args,
+            masks.overloaded(),
+            masks.llc(),
+            masks.siblings(),
+        );
+        // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+        unsafe {
+            STEAL_VERDICT.count::<COUNT, _>(&Verdict {
+                policy: tried,
+                stock: false,
+                applied: false,
+                flags_differ: u32::from(tried),
+            });
+            STEAL.record::<COUNT>(false, [true]);
+            // `args` is valid for writes of its out fields.
+            (*args).tried = false;
+            (*args).attempts = 0;
+        }
+        return -1;
+    }
     let result = steal_chain::steal(
-        &StealArgs {
-            // The shim asks only with sched_feat(STEAL) on.
-            enabled: true,
-            numa_nodes: a.numa_nodes,
-            nr_runnable: a.nr_runnable,
-            avg_idle_ns: a.avg_idle_ns,
-            avg_steal_cost_ns: a.avg_steal_cost_ns,
-            this_cpu: a.this_cpu,
-            bits_per_line: bindings::SCHED_LB_STEAL_BITS_PER_LINE,
-            overloaded_base: a.overloaded_base,
-        },
+        &steal_args,
         masks.overloaded(),
         masks.llc(),
         masks.siblings(),
@@ -355,7 +411,15 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
         },
     );
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-    unsafe { STEAL.record::<COUNT>(result.tried, [true]) };
+    unsafe {
+        STEAL_VERDICT.count::<COUNT, _>(&Verdict {
+            policy: result.tried,
+            stock: false,
+            applied: result.tried,
+            flags_differ: u32::from(result.tried),
+        });
+        STEAL.record::<COUNT>(result.tried, [true]);
+    }
     if COUNT {
         // SAFETY: a callback of `OPS` (`COUNT`), see the module doc.
         if let Some(counts) = unsafe { Counts::get() } {

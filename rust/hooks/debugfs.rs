@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The counters in debugfs: `/sys/kernel/debug/sched_lb_rs/<hook>/...` and
-//! `flags/<FLAG>`, read-only files whose read sums a [`Counter`] over the
-//! CPUs. The C `DEFINE_DEBUGFS_ATTRIBUTE()` by hand: 6.12's Rust has no
-//! debugfs abstraction.
+//! The counters in debugfs: `/sys/kernel/debug/sched_lb_rs/<hook>/...`,
+//! `flags/<FLAG>` and `differs/<FLAG>`, read-only files whose read sums a
+//! [`Counter`] over the CPUs, and the shadow switches `shadow/<FLAG>`. The
+//! C `DEFINE_DEBUGFS_ATTRIBUTE()` by hand: 6.12's Rust has no debugfs
+//! abstraction.
 
 use core::ffi::{c_int, c_void, CStr};
 use core::ptr;
 
 use kernel::bindings;
 
+use kernel::error::code::EINVAL;
+
 use super::counters::Counter;
 use super::lists::FLAG_LIST;
+use super::shadow::{in_shadow, set_shadow};
 
 /// A debugfs directory this module created.
 ///
@@ -57,23 +61,61 @@ impl DebugfsDir {
         };
     }
 
-    /// `flags/<name>` for line `i` of `kunit/flags`, showing `value`.
+    /// `<dir>/<name>` for line `i` of `kunit/flags`, showing `value`.
     pub(super) fn flag_counter(&self, i: usize, value: &'static Counter) {
-        let Some(name) = FLAG_LIST.lines().nth(i) else {
+        with_flag_name(i, |name| self.counter(name, value));
+    }
+
+    /// `shadow/<name>` for line `i` of `kunit/flags`: reads 1 while the
+    /// flag is in shadow, 0 while it is live; takes 0 or 1, and refuses
+    /// anything else with `-EINVAL`, changing nothing.
+    pub(super) fn shadow_switch(&self, i: usize) {
+        let Some(index) = FLAG_INDEX.get(i) else {
             return;
         };
-        // debugfs copies the name into its dentry: a terminated copy on
-        // the stack will do. A name that does not fit goes without a file.
-        let mut buf = [0u8; 48];
-        let Some(dst) = buf.get_mut(..name.len()) else {
-            return;
-        };
-        dst.copy_from_slice(name.as_bytes());
-        if let Ok(c) = CStr::from_bytes_until_nul(&buf) {
-            self.counter(c, value);
-        }
+        with_flag_name(i, |name| {
+            // SAFETY: as in `counter()`; the data is a `'static` index
+            // that `shadow_get()`/`shadow_set()` receive back.
+            unsafe {
+                bindings::debugfs_create_file(
+                    name.as_ptr().cast(),
+                    0o644,
+                    self.0,
+                    ptr::from_ref(index).cast_mut().cast(),
+                    &SHADOW_FOPS.0,
+                )
+            };
+        });
     }
 }
+
+/// Calls `f` with the name of line `i` of `kunit/flags` as a C string.
+/// debugfs copies a name into its dentry: a terminated copy on the stack
+/// will do. A name that does not fit goes without a file.
+fn with_flag_name(i: usize, f: impl FnOnce(&CStr)) {
+    let Some(name) = FLAG_LIST.lines().nth(i) else {
+        return;
+    };
+    let mut buf = [0u8; 48];
+    let Some(dst) = buf.get_mut(..name.len()) else {
+        return;
+    };
+    dst.copy_from_slice(name.as_bytes());
+    if let Ok(c) = CStr::from_bytes_until_nul(&buf) {
+        f(c);
+    }
+}
+
+/// Each line's number of `kunit/flags`, for a shadow file to point at.
+static FLAG_INDEX: [usize; 64] = {
+    let mut index = [0; 64];
+    let mut i = 0;
+    while i < index.len() {
+        index[i] = i;
+        i += 1;
+    }
+    index
+};
 
 /// `struct file_operations` made shareable: immutable, and every pointer
 /// in it is to `'static` code or to this module.
@@ -95,6 +137,71 @@ static COUNTER_FOPS: FileOps = FileOps(bindings::file_operations {
     // a NULL callback or a zero flag.
     ..unsafe { core::mem::zeroed() }
 });
+
+/// The shadow switches: the kernel's simple attribute, read and write.
+static SHADOW_FOPS: FileOps = FileOps(bindings::file_operations {
+    owner: crate::THIS_MODULE.as_ptr(),
+    open: Some(shadow_open),
+    release: Some(bindings::simple_attr_release),
+    read: Some(bindings::debugfs_attr_read),
+    write: Some(bindings::debugfs_attr_write),
+    // SAFETY: all-zero is a valid `file_operations`: every other member is
+    // a NULL callback or a zero flag.
+    ..unsafe { core::mem::zeroed() }
+});
+
+/// `open` of a shadow switch: the kernel's simple attribute, which parses
+/// a write as a number (anything else: `-EINVAL`) and hands it to
+/// [`shadow_set()`].
+///
+/// # Safety
+///
+/// Called by the VFS with a valid inode and file of a file that
+/// [`DebugfsDir::shadow_switch()`] created.
+unsafe extern "C" fn shadow_open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+    // SAFETY: the VFS's arguments, passed on; the format prints one u64.
+    unsafe {
+        bindings::simple_attr_open(
+            inode,
+            file,
+            Some(shadow_get),
+            Some(shadow_set),
+            c"%llu\n".as_ptr().cast(),
+        )
+    }
+}
+
+/// The value of a shadow switch.
+///
+/// # Safety
+///
+/// `data` is the `&'static usize` that [`DebugfsDir::shadow_switch()`]
+/// gave the file, and `val` is valid for a write.
+unsafe extern "C" fn shadow_get(data: *mut c_void, val: *mut u64) -> c_int {
+    // SAFETY: the caller's contract.
+    let flag = unsafe { *data.cast::<usize>() };
+    // SAFETY: as above.
+    unsafe { val.write(u64::from(in_shadow(flag))) };
+    0
+}
+
+/// A write to a shadow switch: 0 or 1, else `-EINVAL` and no change.
+///
+/// # Safety
+///
+/// `data` is the `&'static usize` that [`DebugfsDir::shadow_switch()`]
+/// gave the file.
+unsafe extern "C" fn shadow_set(data: *mut c_void, val: u64) -> c_int {
+    // SAFETY: the caller's contract.
+    let flag = unsafe { *data.cast::<usize>() };
+    match val {
+        0 | 1 => {
+            set_shadow(flag, val == 1);
+            0
+        }
+        _ => EINVAL.to_errno(),
+    }
+}
 
 /// `open` of a counter file: the kernel's simple attribute, whose read
 /// prints what [`counter_get()`] returns.

@@ -42,4 +42,6 @@ pub mod sis_select;
 pub mod sparsemask;
 pub mod steal;
 pub mod steal_chain;
+pub mod stock;
+pub mod verdict;
 pub mod words;

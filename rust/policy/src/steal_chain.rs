@@ -114,6 +114,19 @@ where
     }
 }
 
+/// Step 1 alone, for shadow mode: whether [`steal`] would try, asking
+/// the kernel nothing and moving nothing. Stock 6.12 never steals before
+/// newidle balancing, so a `true` here is a decision that differs from
+/// stock's, and in shadow the module reports it and lets stock run.
+pub fn would_steal<W, W2, W3>(a: &StealArgs, overloaded: &W, llc: &W2, siblings: &W3) -> bool
+where
+    W: Words + ?Sized,
+    W2: Words + ?Sized,
+    W3: Words + ?Sized,
+{
+    steal(a, overloaded, llc, siblings, |_| StealOutcome::Stop).tried
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -164,6 +177,35 @@ mod tests {
             bits_per_line: BITS,
             overloaded_base: base,
         }
+    }
+
+    // Shadow mode's question is the live walk's first step: the same
+    // answer, with nothing asked of the kernel.
+    #[test]
+    fn would_steal_is_tried_without_a_steal() {
+        for (this, over) in [
+            (3, &[3][..]),
+            (0, &[1, 2, 6][..]),
+            (5, &[][..]),
+            (2, &[7][..]),
+        ] {
+            let (o, llc) = masks(8, 0, over);
+            let sib = pair(8, this);
+            let live = steal(&args(this, 0), &o[..], &llc[..], &sib[..], |_| {
+                StealOutcome::NotStolen
+            });
+            assert_eq!(
+                would_steal(&args(this, 0), &o[..], &llc[..], &sib[..]),
+                live.tried
+            );
+        }
+        let (o, llc) = masks(8, 0, &[1]);
+        let off = StealArgs {
+            enabled: false,
+            ..args(0, 0)
+        };
+        assert!(!would_steal(&off, &o[..], &llc[..], &pair(8, 0)[..]));
+        assert!(would_steal(&args(0, 0), &o[..], &llc[..], &pair(8, 0)[..]));
     }
 
     // A mask holding only this CPU is nothing to steal: no try.

@@ -312,6 +312,12 @@ mod tests {
                 .map(|(_, v)| *v)
                 .unwrap_or_else(|| panic!("{name}: no SCHED_FEAT() line in patches/"));
             assert_eq!(f.get(name), Some(want), "{name}'s default");
+            // The module judges "differs from stock" by the same values.
+            assert_eq!(
+                sched_lb_policy::stock::is_on(name),
+                want,
+                "{name}: policy::stock"
+            );
         }
     }
 
