@@ -13,7 +13,10 @@
 //!   each tied to the call it was made for;
 //! - [`counters`]: the per-CPU statistics and their inline asm, the
 //!   module's trickiest `unsafe`, alone;
-//! - [`debugfs`]: the counter files;
+//! - [`debugfs`]: the counter files and the shadow switches;
+//! - [`shadow`]: shadow mode and the differs counters of the judged
+//!   hooks;
+//! - [`trace`]: their trace events;
 //! - [`lists`]: compile-time readers of `kunit/flags` and `SLB_HOOKS_OFF`.
 //!
 //! The types come from bindgen (`kernel::bindings`), never from a copy:
@@ -32,6 +35,7 @@ mod counters;
 mod debugfs;
 mod lists;
 mod shadow;
+mod trace;
 mod views;
 
 // The hostile build registers `crate::hostile`'s twins of most of them.

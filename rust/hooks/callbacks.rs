@@ -27,6 +27,7 @@ use core::ffi::c_int;
 use kernel::bindings;
 
 use super::counters::Counts;
+use super::trace::{bits, emit};
 use super::views::{c_cpu, KernelView, StealMasks};
 use super::{
     AVG_LOAD, AVG_LOAD_VERDICT, DETACH, DETACH_VERDICT, IDLE_CPUS, IDLE_CPUS_VERDICT, INTERVAL,
@@ -69,6 +70,20 @@ pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
             idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags)
         })
     };
+    emit!(
+        COUNT,
+        __tracepoint_sched_lb_idle_cpus_balanced,
+        bindings::sched_lb_trace_idle_cpus_balanced(
+            local_idle_cpus,
+            busiest_idle_cpus,
+            llc_size,
+            bits(flags),
+            bits(IDLE_CPUS_VERDICT.shadow::<COUNT>()),
+            v.stock,
+            v.policy,
+            v.applied,
+        )
+    );
     // SAFETY: as above.
     unsafe { IDLE_CPUS.record::<COUNT>(v.applied, flags) }
 }
@@ -94,6 +109,21 @@ pub(crate) extern "C" fn detach_skip<const COUNT: bool>(
             )
         })
     };
+    emit!(
+        COUNT,
+        __tracepoint_sched_lb_detach_skip,
+        bindings::sched_lb_trace_detach_skip(
+            load,
+            imbalance,
+            nr_balance_failed,
+            cache_nice_tries,
+            bits([relax_failed]),
+            bits(DETACH_VERDICT.shadow::<COUNT>()),
+            v.stock,
+            v.policy,
+            v.applied,
+        )
+    );
     // SAFETY: as above.
     unsafe { DETACH.record::<COUNT>(v.applied, [relax_failed]) }
 }
@@ -120,6 +150,21 @@ pub(crate) extern "C" fn avg_load_balanced<const COUNT: bool>(
             })
         })
     };
+    emit!(
+        COUNT,
+        __tracepoint_sched_lb_avg_load_balanced,
+        bindings::sched_lb_trace_avg_load_balanced(
+            busiest_avg_load,
+            local_avg_load,
+            imbalance_pct,
+            above_llc,
+            bits([reduced]),
+            bits(AVG_LOAD_VERDICT.shadow::<COUNT>()),
+            v.stock,
+            v.policy,
+            v.applied,
+        )
+    );
     // SAFETY: as above.
     unsafe { AVG_LOAD.record::<COUNT>(v.applied, [reduced]) }
 }
@@ -151,6 +196,21 @@ pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
             )
         })
     };
+    emit!(
+        COUNT,
+        __tracepoint_sched_lb_balance_interval,
+        bindings::sched_lb_trace_balance_interval(
+            balance_interval_ms,
+            busy_factor,
+            max_interval_jiffies,
+            cpu_busy,
+            bits([busy_dec]),
+            bits(INTERVAL_VERDICT.shadow::<COUNT>()),
+            v.stock,
+            v.policy,
+            v.applied,
+        )
+    );
     v.applied
 }
 
@@ -197,6 +257,21 @@ pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
             );
         }
     }
+    emit!(
+        COUNT,
+        __tracepoint_sched_lb_newidle_stop,
+        bindings::sched_lb_trace_newidle_stop(
+            avg_idle_ns,
+            cost_ns,
+            consecutive_failures,
+            migration_cost_ns,
+            bits(flags),
+            bits(NEWIDLE_VERDICT.shadow::<COUNT>()),
+            v.stock,
+            v.policy,
+            v.applied,
+        )
+    );
     // SAFETY: as above.
     unsafe { NEWIDLE.record::<COUNT>(v.applied, flags) }
 }
@@ -380,6 +455,22 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
             masks.llc(),
             masks.siblings(),
         );
+        emit!(
+            COUNT,
+            __tracepoint_sched_lb_steal,
+            bindings::sched_lb_trace_steal(
+                a.nr_runnable,
+                a.avg_idle_ns,
+                a.avg_steal_cost_ns,
+                -1,
+                0,
+                bits([true]),
+                bits([true]),
+                false,
+                tried,
+                false,
+            )
+        );
         // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
         unsafe {
             STEAL_VERDICT.count::<COUNT, _>(&Verdict {
@@ -409,6 +500,22 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
                 _ => StealOutcome::Stop,
             }
         },
+    );
+    emit!(
+        COUNT,
+        __tracepoint_sched_lb_steal,
+        bindings::sched_lb_trace_steal(
+            a.nr_runnable,
+            a.avg_idle_ns,
+            a.avg_steal_cost_ns,
+            result.from.map_or(-1, c_cpu),
+            result.attempts,
+            bits([true]),
+            0,
+            false,
+            result.tried,
+            result.tried,
+        )
     );
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
     unsafe {
