@@ -40,7 +40,7 @@ use crate::policy::newidle_streak::{self, Streak};
 use crate::policy::newidle_walk::{self, WalkStep};
 use crate::policy::sis_chain::{self, SisFlags, SisInput, WakeAvg};
 use crate::policy::steal::StealOutcome;
-use crate::policy::steal_chain::{self, StealArgs};
+use crate::policy::steal_chain::{self, StealAnswer, StealArgs};
 use crate::policy::verdict::Verdict;
 use crate::policy::{avg_load, avg_load::AvgLoadInput, detach_load};
 
@@ -448,59 +448,36 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
     // Stock 6.12 never steals: the policy's decision to try is what
     // differs. In shadow the decision is made and counted, nothing is
     // asked of the kernel, and newidle balancing runs as in stock.
-    if STEAL_VERDICT.shadow::<COUNT>() == [true] {
-        let tried = steal_chain::would_steal(
+    let in_shadow = STEAL_VERDICT.shadow::<COUNT>() == [true];
+    let result = if in_shadow {
+        StealAnswer {
+            tried: steal_chain::would_steal(
+                &steal_args,
+                masks.overloaded(),
+                masks.llc(),
+                masks.siblings(),
+            ),
+            from: None,
+            attempts: 0,
+        }
+    } else {
+        steal_chain::steal(
             &steal_args,
             masks.overloaded(),
             masks.llc(),
             masks.siblings(),
-        );
-        emit!(
-            COUNT,
-            __tracepoint_sched_lb_steal,
-            bindings::sched_lb_trace_steal(
-                a.nr_runnable,
-                a.avg_idle_ns,
-                a.avg_steal_cost_ns,
-                -1,
-                0,
-                bits([true]),
-                bits([true]),
-                false,
-                tried,
-                false,
-            )
-        );
-        // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-        unsafe {
-            STEAL_VERDICT.count::<COUNT, _>(&Verdict {
-                policy: tried,
-                stock: false,
-                applied: false,
-                flags_differ: u32::from(tried),
-            });
-            STEAL.record::<COUNT>(false, [true]);
-            // `args` is valid for writes of its out fields.
-            (*args).tried = false;
-            (*args).attempts = 0;
-        }
-        return -1;
-    }
-    let result = steal_chain::steal(
-        &steal_args,
-        masks.overloaded(),
-        masks.llc(),
-        masks.siblings(),
-        |cpu| {
-            // SAFETY: `steal_from` and `args` come from the shim, which
-            // expects exactly this call; it refuses a CPU outside the LLC.
-            match unsafe { steal_from(args, c_cpu(cpu)) } {
-                1 => StealOutcome::Stolen,
-                0 => StealOutcome::NotStolen,
-                _ => StealOutcome::Stop,
-            }
-        },
-    );
+            |cpu| {
+                // SAFETY: `steal_from` and `args` come from the shim, which
+                // expects exactly this call; it refuses a CPU outside the LLC.
+                match unsafe { steal_from(args, c_cpu(cpu)) } {
+                    1 => StealOutcome::Stolen,
+                    0 => StealOutcome::NotStolen,
+                    _ => StealOutcome::Stop,
+                }
+            },
+        )
+    };
+    let applied = result.tried && !in_shadow;
     emit!(
         COUNT,
         __tracepoint_sched_lb_steal,
@@ -511,10 +488,10 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
             result.from.map_or(-1, c_cpu),
             result.attempts,
             bits([true]),
-            0,
+            bits([in_shadow]),
             false,
             result.tried,
-            result.tried,
+            applied,
         )
     );
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
@@ -522,10 +499,10 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
         STEAL_VERDICT.count::<COUNT, _>(&Verdict {
             policy: result.tried,
             stock: false,
-            applied: result.tried,
+            applied,
             flags_differ: u32::from(result.tried),
         });
-        STEAL.record::<COUNT>(result.tried, [true]);
+        STEAL.record::<COUNT>(applied, [true]);
     }
     if COUNT {
         // SAFETY: a callback of `OPS` (`COUNT`), see the module doc.
@@ -537,7 +514,7 @@ pub(crate) unsafe extern "C" fn steal<const COUNT: bool>(
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
     unsafe {
-        (*args).tried = result.tried;
+        (*args).tried = applied;
         (*args).attempts = result.attempts;
     }
     result.from.map_or(-1, c_cpu)

@@ -64,8 +64,9 @@ mod tests {
     use std::string::{String, ToString};
     use std::vec::Vec;
 
-    /// The last `SCHED_FEAT(NAME, value)` the series adds for each flag,
-    /// taken from `patches/` in `series` order.
+    /// Each series flag's default as the series leaves `features.h`: the
+    /// last `+SCHED_FEAT(NAME, true|false)` line of the patches, in
+    /// `patches/series` order, that no later patch removes.
     fn series_defaults() -> Vec<(String, bool)> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../patches");
         let list = std::fs::read_to_string(format!("{dir}/series")).unwrap();
@@ -76,15 +77,22 @@ mod tests {
         {
             let text = std::fs::read_to_string(format!("{dir}/{patch}")).unwrap();
             for line in text.lines() {
-                let Some(args) = line.strip_prefix("+SCHED_FEAT(") else {
+                let (added, rest) = match line.as_bytes().first() {
+                    Some(b'+') => (true, &line[1..]),
+                    Some(b'-') => (false, &line[1..]),
+                    _ => continue,
+                };
+                let Some(args) = rest.strip_prefix("SCHED_FEAT(") else {
                     continue;
                 };
                 let Some((name, value)) = args.trim_end_matches(')').split_once(',') else {
                     continue;
                 };
-                let name = name.trim().to_string();
+                let (name, value) = (name.trim().to_string(), value.trim() == "true");
                 defaults.retain(|(n, _)| *n != name);
-                defaults.push((name, value.trim() == "true"));
+                if added {
+                    defaults.push((name, value));
+                }
             }
         }
         defaults

@@ -265,59 +265,17 @@ mod tests {
         }
     }
 
-    /// Each series flag's default as the series leaves `features.h`: the
-    /// last `+SCHED_FEAT(NAME, true|false)` line of the patches, in
-    /// `patches/series` order, that no later patch removes.
-    fn series_defaults() -> Vec<(String, bool)> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../patches");
-        let list = std::fs::read_to_string(format!("{dir}/series")).unwrap();
-        let mut defaults: Vec<(String, bool)> = Vec::new();
-        for patch in list
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        {
-            let text = std::fs::read_to_string(format!("{dir}/{patch}")).unwrap();
-            for line in text.lines() {
-                let (added, rest) = match line.as_bytes().first() {
-                    Some(b'+') => (true, &line[1..]),
-                    Some(b'-') => (false, &line[1..]),
-                    _ => continue,
-                };
-                let Some(args) = rest.strip_prefix("SCHED_FEAT(") else {
-                    continue;
-                };
-                let Some((name, value)) = args.trim_end_matches(')').split_once(',') else {
-                    continue;
-                };
-                let (name, value) = (name.trim().to_string(), value.trim() == "true");
-                defaults.retain(|(n, _)| *n != name);
-                if added {
-                    defaults.push((name, value));
-                }
-            }
-        }
-        defaults
-    }
-
     /// The simulator's default for every flag of `kunit/flags` is the one
-    /// the series gives it (a default slipped through twice before this).
+    /// the series gives it (a default slipped through twice before this):
+    /// `policy::stock`, which the policy crate's tests hold to the last
+    /// `SCHED_FEAT()` line of each flag in `patches/`, and by which the
+    /// module judges what differs from stock.
     #[test]
     fn defaults_follow_the_series_features_h() {
-        let series = series_defaults();
         let f = Flags::default();
         for name in include_str!("../../../kunit/flags").lines() {
-            let want = series
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| *v)
-                .unwrap_or_else(|| panic!("{name}: no SCHED_FEAT() line in patches/"));
+            let want = sched_lb_policy::stock::is_on(name);
             assert_eq!(f.get(name), Some(want), "{name}'s default");
-            // The module judges "differs from stock" by the same values.
-            assert_eq!(
-                sched_lb_policy::stock::is_on(name),
-                want,
-                "{name}: policy::stock"
-            );
         }
     }
 
