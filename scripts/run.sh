@@ -5,7 +5,8 @@
 # apply patches/ with git am, build the kernel (LLVM=1, CONFIG_RUST=y) and
 # the Rust module, boot QEMU, load the module (KUnit runs), show and flip
 # every flag in /sys/kernel/debug/sched/features, flip them under load,
-# unload the module, and print a summary.
+# put each judged flag in shadow and then live and show what it decided
+# (sched-lb-stat's tables), unload the module, and print a summary.
 # With KDIR=/path, that tree and its bzImage are used instead of ours.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +20,7 @@ else
 	export SLB_KERNEL=${SLB_KERNEL:-$KDIR/arch/x86/boot/bzImage}
 fi
 "$SLB_ROOT/scripts/build-module.sh"
-"$SLB_ROOT/scripts/boot.sh" run "kunit flags domains knobs load unload"
+"$SLB_ROOT/scripts/boot.sh" run "kunit flags domains knobs load shadow unload"
 
 log_file="$SLB_LOGS/run.console.log"
 echo
@@ -33,6 +34,8 @@ sed -n 's/^SLB: module \(loaded.*\)/load:    \1/p' "$log_file"
 grep -E '^\[..:..:..\] Testing complete' "$SLB_LOGS/run.kunit.txt" | sed 's/^\[..:..:..\] /KUnit:   /'
 sed -n 's/^SLB: flag /flag:    /p; s/^SLB: unknown feature /debugfs: unknown feature /p' "$log_file"
 sed -n 's/^SLB: domains /domains: /p' "$log_file" | head -4
+sed -n 's/^SLB: \(shadow: .*\) ok$/decided: \1/p' "$log_file"
+sed -n 's/^SLB: stat: /  /p' "$log_file"
 sed -n 's/^SLB: \(module unloaded.*\)/unload:  \1/p' "$log_file"
 sed -n 's/^.*sched_lb_rs: \([a-z_]*: [0-9]* calls.*\)/hooks:   \1/p' "$log_file"
 echo "stage times (s):"
