@@ -136,7 +136,6 @@ macro_rules! judged {
             [$(flag!($flag)),*],
             [$(crate::policy::stock::is_on(stringify!($flag))),*],
             judged_base(index_of(JUDGED_NAMES, stringify!($judge))),
-            judged_base(index_of(JUDGED_NAMES, stringify!($judge))) + 1,
             &FLAG_DIFFERS,
         );
     };

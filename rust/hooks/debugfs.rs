@@ -14,7 +14,7 @@ use kernel::bindings;
 use kernel::error::code::EINVAL;
 
 use super::counters::Counter;
-use super::lists::FLAG_LIST;
+use super::lists::{lines, FLAG_LIST};
 use super::shadow::{in_shadow, set_shadow};
 
 /// A debugfs directory this module created.
@@ -42,23 +42,40 @@ impl DebugfsDir {
         DebugfsDir(unsafe { bindings::debugfs_create_dir(name.as_ptr().cast(), parent) })
     }
 
-    /// A read-only file `name` showing the sum of `value` over the CPUs.
-    pub(super) fn counter(&self, name: &CStr, value: &'static Counter) {
+    /// A file `name` of mode `mode` in this directory, served by `fops`
+    /// with `data` as its `i_private`.
+    ///
+    /// # Safety
+    ///
+    /// `data` is what the callbacks of `fops` expect as their data, and
+    /// stays valid until the root directory is removed.
+    unsafe fn file<T>(
+        &self,
+        name: &CStr,
+        mode: bindings::umode_t,
+        data: &'static T,
+        fops: &'static FileOps,
+    ) {
         // SAFETY: `name` is a valid C string, `self.0` a dentry or ERR_PTR
-        // (type invariants), `COUNTER_FOPS` a valid table that keeps this
-        // module loaded while a file is open, and `value` a `'static`
-        // counter that `counter_get()` receives back. The files are
-        // removed in `drop()` of the root, before the counters' memory
-        // goes.
+        // (type invariants), `fops` a valid table that keeps this module
+        // loaded while a file is open, and `data` what its callbacks
+        // receive back (the caller's contract). The files are removed in
+        // `drop()` of the root, before the counters' memory goes.
         unsafe {
             bindings::debugfs_create_file(
                 name.as_ptr().cast(),
-                0o444,
+                mode,
                 self.0,
-                ptr::from_ref(value).cast_mut().cast(),
-                &COUNTER_FOPS.0,
+                ptr::from_ref(data).cast_mut().cast(),
+                &fops.0,
             )
         };
+    }
+
+    /// A read-only file `name` showing the sum of `value` over the CPUs.
+    pub(super) fn counter(&self, name: &CStr, value: &'static Counter) {
+        // SAFETY: `counter_get()` takes its data as a `&'static Counter`.
+        unsafe { self.file(name, 0o444, value, &COUNTER_FOPS) };
     }
 
     /// `<dir>/<name>` for line `i` of `kunit/flags`, showing `value`.
@@ -74,17 +91,9 @@ impl DebugfsDir {
             return;
         };
         with_flag_name(i, |name| {
-            // SAFETY: as in `counter()`; the data is a `'static` index
-            // that `shadow_get()`/`shadow_set()` receive back.
-            unsafe {
-                bindings::debugfs_create_file(
-                    name.as_ptr().cast(),
-                    0o644,
-                    self.0,
-                    ptr::from_ref(index).cast_mut().cast(),
-                    &SHADOW_FOPS.0,
-                )
-            };
+            // SAFETY: `shadow_get()` and `shadow_set()` take their data as
+            // a `&'static usize`, a line of `kunit/flags`.
+            unsafe { self.file(name, 0o644, index, &SHADOW_FOPS) };
         });
     }
 }
@@ -107,8 +116,8 @@ fn with_flag_name(i: usize, f: impl FnOnce(&CStr)) {
 }
 
 /// Each line's number of `kunit/flags`, for a shadow file to point at.
-static FLAG_INDEX: [usize; 64] = {
-    let mut index = [0; 64];
+static FLAG_INDEX: [usize; lines(FLAG_LIST)] = {
+    let mut index = [0; lines(FLAG_LIST)];
     let mut i = 0;
     while i < index.len() {
         index[i] = i;

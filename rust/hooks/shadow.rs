@@ -19,16 +19,21 @@ use crate::policy::verdict::{self, Verdict};
 
 /// Bit `i`: the flag of line `i` of `kunit/flags` is in shadow: its rule
 /// is evaluated and counted, and its stock value applied.
-pub(super) static SHADOW: AtomicU64 = AtomicU64::new(0);
+static SHADOW: AtomicU64 = AtomicU64::new(0);
 
 const _: () = assert!(
     lines(FLAG_LIST) <= 64,
     "more flags in kunit/flags than SHADOW has bits"
 );
 
+/// Whether flag `flag` (its line in `kunit/flags`) has its bit in `mask`.
+fn flag_in(mask: u64, flag: usize) -> bool {
+    flag < 64 && mask & (1 << flag) != 0
+}
+
 /// Whether flag `flag` (its line in `kunit/flags`) is in shadow.
 pub(super) fn in_shadow(flag: usize) -> bool {
-    flag < 64 && SHADOW.load(Ordering::Relaxed) & (1 << flag) != 0
+    flag_in(SHADOW.load(Ordering::Relaxed), flag)
 }
 
 /// Puts flag `flag` in shadow (`on`) or makes it live again.
@@ -65,19 +70,19 @@ pub(crate) struct Judged<const N: usize> {
 impl<const N: usize> Judged<N> {
     /// The judge of a hook whose flags are the lines `flags`, 6.12's
     /// values of them `stock` ([`crate::policy::stock`]), with its own
-    /// counters at the slots `differs` and `shadowed`.
+    /// two counters at the slots `first` (`differs`) and `first + 1`
+    /// (`shadowed`).
     pub(super) const fn new(
         flags: [usize; N],
         stock: [bool; N],
-        differs: usize,
-        shadowed: usize,
+        first: usize,
         flag_differs: &'static [Counter],
     ) -> Self {
         Judged {
             flags,
             stock,
-            differs: Counter::at(differs),
-            shadowed: Counter::at(shadowed),
+            differs: Counter::at(first),
+            shadowed: Counter::at(first + 1),
             flag_differs,
         }
     }
@@ -90,8 +95,10 @@ impl<const N: usize> Judged<N> {
     pub(crate) fn shadow<const COUNT: bool>(&self) -> [bool; N] {
         let mut on = [false; N];
         if COUNT {
+            // One load for all of the hook's flags.
+            let mask = SHADOW.load(Ordering::Relaxed);
             for (s, &flag) in on.iter_mut().zip(self.flags.iter()) {
-                *s = in_shadow(flag);
+                *s = flag_in(mask, flag);
             }
         }
         on
