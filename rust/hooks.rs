@@ -304,7 +304,7 @@ hook_table! {
     balance_interval => slb_no_hook_balance_interval, INTERVAL, busy (LB_BUSY_INTERVAL_DEC) judged INTERVAL_VERDICT;
     newidle_stop => slb_no_hook_newidle_stop, NEWIDLE, stopped (NEWIDLE_BACKOFF, SD_MIGRATION_COST) judged NEWIDLE_VERDICT [backoff_stops: NEWIDLE_BACKOFF_STOPS];
     newidle_account => slb_no_hook_newidle_stop, STREAK, pulled ();
-    sis_select => slb_no_hook_sis_select, SIS, found (SIS_PROP, SIS_AGE, SIS_ONCE, SIS_FOLD);
+    sis_select => slb_no_hook_sis_select, SIS, found (SIS_PROP, SIS_AGE, SIS_ONCE, SIS_FOLD) judged SIS_VERDICT [undecided: SIS_UNDECIDED];
     sis_account => slb_no_hook_sis_select, SIS_ACCOUNT, scans () [scan_ns: SIS_SCAN_NS, loops: SIS_LOOPS];
     steal => slb_no_hook_steal, STEAL, tried (STEAL) judged STEAL_VERDICT [attempts: STEAL_ATTEMPTS, stolen: STEAL_STOLEN];
 }

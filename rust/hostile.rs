@@ -150,9 +150,10 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
         3 => (wake_avg_ns, wake_stamp) = (u64::MAX, a.now_jiffies.wrapping_add(1000)),
         4 => {
             if let Some(cpu_idle) = a.cpu_idle {
-                // The kernel stops answering past twice the LLC's CPUs;
-                // the bound guards against a kernel that would not.
-                for _ in 0..a.span_weight.saturating_mul(2).saturating_add(1).min(4096) {
+                // The kernel stops answering past four times the LLC's
+                // CPUs (a scan and its judge's); the bound guards against
+                // a kernel that would not.
+                for _ in 0..a.span_weight.saturating_mul(4).saturating_add(1).min(4096) {
                     // SAFETY: as above.
                     let _ = unsafe { cpu_idle(args, target) };
                 }

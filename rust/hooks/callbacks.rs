@@ -27,18 +27,20 @@ use core::ffi::c_int;
 use kernel::bindings;
 
 use super::counters::Counts;
-use super::trace::{bits, emit};
+use super::trace::{bits, emit, trace_on};
 use super::views::{c_cpu, KernelView, StealMasks};
 use super::{
     AVG_LOAD, AVG_LOAD_VERDICT, DETACH, DETACH_VERDICT, IDLE_CPUS, IDLE_CPUS_VERDICT, INTERVAL,
     INTERVAL_VERDICT, NEWIDLE, NEWIDLE_BACKOFF_STOPS, NEWIDLE_VERDICT, SIS, SIS_ACCOUNT, SIS_LOOPS,
-    SIS_SCAN_NS, STEAL, STEAL_ATTEMPTS, STEAL_STOLEN, STEAL_VERDICT, STREAK,
+    SIS_SCAN_NS, SIS_UNDECIDED, SIS_VERDICT, STEAL, STEAL_ATTEMPTS, STEAL_STOLEN, STEAL_VERDICT,
+    STREAK,
 };
 use crate::policy::balance_interval;
 use crate::policy::idle_cpus::{self, IdleCpusFlags};
 use crate::policy::newidle_streak::{self, Streak};
 use crate::policy::newidle_walk::{self, WalkStep};
 use crate::policy::sis_chain::{self, SisFlags, SisInput, WakeAvg};
+use crate::policy::sis_judge::{self, Recorded, SisVerdict};
 use crate::policy::steal::StealOutcome;
 use crate::policy::steal_chain::{self, StealAnswer, StealArgs};
 use crate::policy::verdict::Verdict;
@@ -332,48 +334,88 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
     };
     // SAFETY: `args` is the struct of the scan in progress and `a` its copy.
     let view = unsafe { KernelView::new(args, &a, cpu_idle) };
-    let answer = sis_chain::select(
-        &view,
-        &SisInput {
-            flags: SisFlags {
-                prop: a.sis_prop,
-                util: a.sis_util,
-                age: a.sis_age,
-                once: a.sis_once,
-                fold: a.sis_fold,
-            },
-            wake: WakeAvg {
-                avg_ns: a.wake_avg_ns,
-                stamp_jiffies: a.wake_stamp,
-            },
-            now_jiffies: a.now_jiffies,
-            avg_idle_ns: a.avg_idle_ns,
-            avg_scan_cost_ns: a.avg_scan_cost_ns,
-            span_weight: a.span_weight,
-            util_nr: a.util_nr,
-            smt_weight: a.smt_weight,
-            has_idle_core: a.has_idle_core,
-            target: a.target,
-            nbits: a.nbits,
+    // The policy's scan keeps its idle answers, for stock's scan to be
+    // judged on the same ones.
+    let view = Recorded::new(&view);
+    let input = SisInput {
+        flags: SisFlags {
+            prop: a.sis_prop,
+            util: a.sis_util,
+            age: a.sis_age,
+            once: a.sis_once,
+            fold: a.sis_fold,
         },
-    );
-    let scan = answer.scan;
-    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
-    unsafe {
-        SIS.record::<COUNT>(
-            scan.cpu.is_some(),
-            [a.sis_prop, a.sis_age, a.sis_once, a.sis_fold],
-        )
+        wake: WakeAvg {
+            avg_ns: a.wake_avg_ns,
+            stamp_jiffies: a.wake_stamp,
+        },
+        now_jiffies: a.now_jiffies,
+        avg_idle_ns: a.avg_idle_ns,
+        avg_scan_cost_ns: a.avg_scan_cost_ns,
+        span_weight: a.span_weight,
+        util_nr: a.util_nr,
+        smt_weight: a.smt_weight,
+        has_idle_core: a.has_idle_core,
+        target: a.target,
+        nbits: a.nbits,
     };
+    let answer = sis_chain::select(&view, &input);
+    let flags = sis_judge::flag_array(input.flags);
+    let (cpu, clear_idle_cores) = if COUNT {
+        // Stock's scan past the policy's is paid for only where its pick
+        // is needed: to return it (shadow) or to show it (the event).
+        let shadow = SIS_VERDICT.shadow::<COUNT>();
+        let ask = shadow.iter().any(|&s| s) || trace_on!(__tracepoint_sched_lb_sis_select);
+        match sis_judge::judge(&view, &input, &answer, shadow, ask) {
+            SisVerdict::Judged {
+                verdict: v,
+                clears_idle_cores,
+            } => {
+                // SAFETY: a callback; `COUNT` instances run only from
+                // `OPS` (module doc).
+                unsafe { SIS_VERDICT.count::<COUNT, _>(&v) };
+                emit!(
+                    COUNT,
+                    __tracepoint_sched_lb_sis_select,
+                    bindings::sched_lb_trace_sis_select(
+                        c_cpu(a.target),
+                        a.has_idle_core,
+                        a.util_nr,
+                        a.avg_idle_ns,
+                        a.wake_avg_ns,
+                        a.avg_scan_cost_ns,
+                        answer.scan.loops,
+                        bits(flags),
+                        bits(shadow),
+                        v.stock.map_or(-1, c_cpu),
+                        v.policy.map_or(-1, c_cpu),
+                        v.applied.map_or(-1, c_cpu),
+                    )
+                );
+                (v.applied, clears_idle_cores)
+            }
+            SisVerdict::Undecided => {
+                // SAFETY: as above.
+                if let Some(counts) = unsafe { Counts::get() } {
+                    counts.add(&SIS_UNDECIDED, 1);
+                }
+                (answer.scan.cpu, answer.clears_idle_cores())
+            }
+        }
+    } else {
+        (answer.scan.cpu, answer.clears_idle_cores())
+    };
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+    unsafe { SIS.record::<COUNT>(cpu.is_some(), flags) };
     // SAFETY: `args` is valid for writes of its out fields and no
     // reference into it is alive.
     unsafe {
-        (*args).loops = scan.loops;
-        (*args).clear_idle_cores = answer.clears_idle_cores();
+        (*args).loops = answer.scan.loops;
+        (*args).clear_idle_cores = clear_idle_cores;
         (*args).wake_avg_ns = answer.wake.avg_ns;
         (*args).wake_stamp = answer.wake.stamp_jiffies;
     }
-    scan.cpu.map_or(-1, c_cpu)
+    cpu.map_or(-1, c_cpu)
 }
 
 /// The same RFC (01/11, 03/11): the statistics after a scan.

@@ -59,3 +59,17 @@ macro_rules! emit {
     };
 }
 pub(super) use emit;
+
+/// Whether the event of the kernel's tracepoint `$tp` is enabled; `false`
+/// in a kernel without `CONFIG_TRACEPOINTS`.
+macro_rules! trace_on {
+    ($tp:ident) => {{
+        #[cfg(CONFIG_TRACEPOINTS)]
+        // SAFETY: the address of a `struct tracepoint` of the kernel.
+        let on = unsafe { super::trace::enabled(&raw const bindings::$tp) };
+        #[cfg(not(CONFIG_TRACEPOINTS))]
+        let on = false;
+        on
+    }};
+}
+pub(super) use trace_on;

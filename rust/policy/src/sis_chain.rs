@@ -144,6 +144,9 @@ pub struct SisAnswer {
     pub kind: ScanKind,
     /// This CPU's wake average to store (aged by SIS_AGE).
     pub wake: WakeAvg,
+    /// SIS_PROP's budget was tighter than SIS_UTIL's alone for the scan
+    /// that ran: the scan stopped where stock's would not have had to.
+    pub prop_bound: bool,
 }
 
 impl SisAnswer {
@@ -164,9 +167,8 @@ impl SisAnswer {
 /// when no idle core is hinted, so stock's unbudgeted core scan keeps
 /// looking for one. The kernel asks this in C before any hook runs
 /// (`sched_lb_sis_wanted()`, which `rust/cref` compares with this for
-/// every input); the simulator asks this function. Not in the module,
-/// whose kernel never asks it.
-#[cfg(not(MODULE))]
+/// every input); the simulator asks this function, and the module's
+/// judge ([`super::sis_judge`]) to know which flags made the policy scan.
 pub fn policy_scans(flags: SisFlags, has_idle_core: bool) -> bool {
     flags.fold || (!has_idle_core && flags.prop)
 }
@@ -198,8 +200,11 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
             },
             kind: ScanKind::Skipped,
             wake,
+            prop_bound: false,
         };
     };
+    // What the budget would be without SIS_PROP (only asked with it on).
+    let unprop = || sis_budget::combine(None, util, i.smt_weight);
     // Folding only pays where a core has threads to fold, and only while
     // the hint says an idle core may exist (RFC 08).
     if i.flags.fold && i.has_idle_core && i.smt_weight > 1 {
@@ -216,6 +221,7 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
                 scan,
                 kind: ScanKind::Cores,
                 wake,
+                prop_bound: prop.is_some() && unprop().is_some_and(|b| budget.cores < b.cores),
             };
         }
     }
@@ -231,6 +237,7 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
         scan,
         kind: ScanKind::Cpus,
         wake,
+        prop_bound: prop.is_some() && unprop().is_some_and(|b| budget.cpus < b.cpus),
     }
 }
 
@@ -564,6 +571,7 @@ mod tests {
             scan: scan(found),
             kind,
             wake: WakeAvg::default(),
+            prop_bound: false,
         };
         assert!(answer(ScanKind::Cores, false).clears_idle_cores());
         assert!(!answer(ScanKind::Cores, true).clears_idle_cores());
