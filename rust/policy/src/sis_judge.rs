@@ -76,6 +76,9 @@ pub struct Recorded<'v, V> {
     view: &'v V,
     slots: [Cell<u32>; RECORDED],
     len: Cell<usize>,
+    /// Whether the record answers first: only for stock's scan; the
+    /// policy's asks each CPU once, and pays no search for it.
+    judging: Cell<bool>,
     /// Whether a question the record cannot answer may go to `view`.
     ask: Cell<bool>,
     /// A question went unanswered because `ask` was off.
@@ -89,6 +92,7 @@ impl<'v, V: LlcView> Recorded<'v, V> {
             view,
             slots: [const { Cell::new(EMPTY) }; RECORDED],
             len: Cell::new(0),
+            judging: Cell::new(false),
             ask: Cell::new(true),
             missed: Cell::new(false),
         }
@@ -114,8 +118,10 @@ impl<'v, V: LlcView> Recorded<'v, V> {
 
 impl<V: LlcView> IdleView for Recorded<'_, V> {
     fn idle(&self, cpu: u32) -> bool {
-        if let Some(idle) = self.lookup(cpu) {
-            return idle;
+        if self.judging.get() {
+            if let Some(idle) = self.lookup(cpu) {
+                return idle;
+            }
         }
         if !self.ask.get() {
             self.missed.set(true);
@@ -192,9 +198,11 @@ pub fn judge<V: LlcView>(
     shadow: [bool; NR_FLAGS],
     ask: bool,
 ) -> SisVerdict {
+    view.judging.set(true);
     view.ask.set(ask);
     view.missed.set(false);
     let stock = sis_stock::select_idle_cpu(view, i);
+    view.judging.set(false);
     view.ask.set(true);
     if view.missed.get() {
         return SisVerdict::Undecided;
@@ -533,6 +541,7 @@ mod tests {
         llc.busy[1] = true;
         let rec = Recorded::new(&llc);
         rec.record(1, true);
+        rec.judging.set(true);
         assert!(rec.idle(1));
         assert_eq!(llc.idle_asks.get(), asked);
         rec.ask.set(false);
