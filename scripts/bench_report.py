@@ -287,8 +287,15 @@ def rows_for(topo, eid, exp, flag=None):
     metrics += ctrs
     dkey = differs_key(flag)
     acted = None
+    undecided = 0
     if dkey and any(dkey in r["m"] for r in off + on):
         acted = sum(r["m"].get(dkey, 0) for r in off + on)
+        # A judge not asked to pay for stock's answer (the SIS scan, live
+        # with its event off) counts a call it could not settle as
+        # "<hook>_undecided": such calls may have differed, so the rule
+        # is not shown to be inert (its row shows the count).
+        undecided = sum(v for r in on for k, v in r["m"].items()
+                        if k.endswith("_undecided"))
     rows = []
     for met in metrics:
         a = [r["m"][met] for r in off if met in r["m"]]
@@ -309,7 +316,7 @@ def rows_for(topo, eid, exp, flag=None):
         if ma and min(len(a), len(b)) >= MIN_RUNS_CI:
             ci = ratio_ci(a, b, zlib.crc32(f"{topo}/{eid}/{met}".encode()))
         v = verdict(ci, (len(a), len(b)))
-        if met == main and acted == 0:
+        if met == main and acted == 0 and not undecided:
             v = f"inert here ({dkey} 0)"
         rows.append({"topo": topo, "exp": eid, "metric": met,
                      "off": (ma, lo_a, hi_a), "on": (mb, lo_b, hi_b),

@@ -319,17 +319,19 @@ inert_log() {
 	echo "SLB-BENCH-CPU0SD domain0 f 0"
 	for rep in 1 2 3 4 5 6 7; do
 		for state in off on; do
-			t=$((rep + 10)) d=0
-			[ $state = on ] && t=$((rep + 4)) d=$(($1 * rep))
+			t=$((rep + 10)) d=0 u=0
+			[ $state = on ] && t=$((rep + 4)) d=$(($1 * rep)) u=$((${2:-0} * rep))
 			echo "SLB-BENCH-BEGIN e1 $state $rep"
 			echo "SLB-BENCH-CTR differs_STEAL 100"
 			echo "SLB-BENCH-CTR detach_skip_calls 5"
+			echo "SLB-BENCH-CTR sis_select_undecided 7"
 			echo "version 16"
 			echo "cpu0 0 0 0 0 0 0 0 0 0"
 			echo "version 16"
 			echo "cpu0 0 0 0 0 0 0 0 0 0"
 			echo "SLB-BENCH-CTR differs_STEAL $((100 + d))"
 			echo "SLB-BENCH-CTR detach_skip_calls $((5 + rep))"
+			echo "SLB-BENCH-CTR sis_select_undecided $((7 + u))"
 			echo "SLB-BENCH-END e1 $state $rep t0=1.00 t1=3.00 rc=0 out=Time: $t.000"
 		done
 	done
@@ -337,14 +339,18 @@ inert_log() {
 mkdir -p "$tmp/guest-i"
 echo "e1 flag STEAL /bin/hackbench -g 1 -l 8" > "$tmp/guest-i/conf"
 bench_inert() {
-	inert_log "$1" > "$tmp/i.log"
+	inert_log "$1" "${2:-0}" > "$tmp/i.log"
 	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/i.md" \
-		"i=$tmp/i.log" > /dev/null && grep -E "^\| i \| e1 \| (STEAL|time_s|differs_STEAL|detach_skip_calls) " "$tmp/i.md" | paste -sd'#'
+		"i=$tmp/i.log" > /dev/null && grep -E "^\| i \| e1 \| (STEAL|time_s|differs_STEAL|detach_skip_calls|sis_select_undecided) " "$tmp/i.md" | paste -sd'#'
 }
 expect_pass "bench report: a flag whose differs counter stayed 0 is inert here" \
 	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| inert here \(differs_STEAL 0\) \| - \|.*\| detach_skip_calls \|.*\| differs_STEAL \| 0 \[0-0\] " bench_inert 0
 expect_pass "bench report: the same runs with answers changed keep their verdict" \
 	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| effect \| better \|" bench_inert 3
+# Calls the judge left undecided (live, the event off) may have differed:
+# not inert, the verdict kept and the count in its own row.
+expect_pass "bench report: a flag with undecided calls is not called inert" \
+	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| effect \| better \|.*\| sis_select_undecided \| 0 \[0-0\] \| 9 \[4-14\] " bench_inert 0 2
 
 # The cover letter's results (scripts/cover_results.py, which
 # export-series.sh puts in): from Documentation/results/bench.json, every
