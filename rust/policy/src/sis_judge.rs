@@ -534,10 +534,11 @@ mod tests {
     #[test]
     fn the_record_answers_from_the_first_question() {
         let mut llc = Llc::new(&[], 4);
-        let rec = Recorded::new(&llc);
-        assert!(rec.idle(1));
+        {
+            let rec = Recorded::new(&llc);
+            assert!(rec.idle(1));
+        }
         let asked = llc.idle_asks.get();
-        drop(rec);
         llc.busy[1] = true;
         let rec = Recorded::new(&llc);
         rec.record(1, true);
