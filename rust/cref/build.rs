@@ -121,8 +121,11 @@ fn run() -> Result<(), String> {
     write(&gen.join("ref_gen.h"), &ref_h)?;
     let (hz_h, hz_list) = hz_header(&tree, &seeds)?;
     write(&gen.join("ref_hz_gen.h"), &hz_h)?;
+    let (sis_h, sis_list) = sis_header(&tree, &seeds)?;
+    write(&gen.join("ref_sis_gen.h"), &sis_h)?;
     sources += &ref_list;
     sources += &hz_list;
+    sources += &sis_list;
     write(&out.join("sources.txt"), &sources)?;
 
     // timeconst.h includes <linux/param.h> and <linux/types.h>; HZ and the
@@ -179,6 +182,10 @@ fn run() -> Result<(), String> {
     println!("cargo:rustc-env=SLB_CREF_CC={version}");
     println!("cargo:rustc-env=SLB_CREF_CFLAGS={}", flags.join(" "));
     build().file(c.join("ref.c")).compile("sched_lb_cref");
+    // A unit of its own: its stand-in structs are not ref.c's.
+    build()
+        .file(c.join("ref_sis.c"))
+        .compile("sched_lb_cref_sis");
 
     let bc_script = tree.path("kernel/time/timeconst.bc");
     let mut hz_build = build();
@@ -965,6 +972,34 @@ fn series_function(
 
 /// The pieces of `c/ref_hz.c`: 6.12's jiffies conversions and balance
 /// interval, for the HZ the includer defines.
+/// The pieces of `c/ref_sis.c`: 6.12's `select_idle_cpu()`, the stock
+/// scan the SIS hook is judged against, and the functions of `fair.c` it
+/// calls (two of them defined once per `CONFIG_SCHED_SMT` branch: the
+/// whole conditional, which the glue compiles with SMT).
+fn sis_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
+    let mut g = Gen::new(
+        "ref_sis_gen.h",
+        "6.12's select_idle_cpu() for c/ref_sis.c,",
+        tree,
+        seeds,
+    );
+    let fair = tree.read("kernel/sched/fair.c")?;
+    let origin = format!("{}/kernel/sched/fair.c", tree.top);
+    for n in [
+        "__select_idle_cpu",
+        "set_idle_cores",
+        "select_idle_core",
+        "select_idle_cpu",
+    ] {
+        g.code(
+            &format!("{n}()"),
+            &origin,
+            extract::function(&fair, n).map_err(ctx(n, "fair.c"))?,
+        );
+    }
+    Ok((g.text, g.list))
+}
+
 fn hz_header(tree: &Tree, seeds: &Seeds) -> Result<(String, String), String> {
     let mut g = Gen::new(
         "ref_hz_gen.h",

@@ -38,6 +38,21 @@ extern "C" {
     pub fn ref_sis_age(wake_avg: *mut u64, wake_stamp: *mut c_ulong, now: c_ulong);
     pub fn ref_sis_once(wake_avg: u64, scan_time: u64) -> u64;
     pub fn ref_sis_prop_nr(span_weight: c_uint, avg_idle: u64, avg_scan_cost: u64) -> c_int;
+    /// 6.12's `select_idle_cpu()` on an LLC of `nbits` (at most 64) CPUs,
+    /// `core_of[cpu]` the core of each; the idle tests it made in `asks`;
+    /// `c/ref_sis.c`.
+    pub fn ref_select_idle_cpu(
+        nbits: c_uint,
+        busy: c_ulong,
+        allowed: c_ulong,
+        core_of: *const u8,
+        target: c_int,
+        has_idle_core: bool,
+        sis_util: bool,
+        nr_idle_scan: c_int,
+        cleared: *mut bool,
+        asks: *mut c_uint,
+    ) -> c_int;
 }
 
 /// One HZ's compiled references.
