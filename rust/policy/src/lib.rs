@@ -45,5 +45,7 @@ pub mod sparsemask;
 pub mod steal;
 pub mod steal_chain;
 pub mod stock;
+#[cfg(test)]
+mod test_llc;
 pub mod verdict;
 pub mod words;

@@ -279,82 +279,9 @@ pub fn account(
 mod tests {
     extern crate std;
     use super::*;
-    use core::cell::Cell;
+    use crate::test_llc::Llc;
     use proptest::prelude::*;
-    use std::vec;
     use std::vec::Vec;
-
-    /// An LLC of `cpus` CPUs in cores of `smt` consecutive threads; `busy`
-    /// CPUs are busy; every idle query is logged.
-    struct Llc {
-        smt: u32,
-        busy: Vec<bool>,
-        span: Vec<u64>,
-        cores: Vec<u64>,
-        sib: Vec<Vec<u64>>,
-        asked: Cell<u32>,
-    }
-
-    fn mask(nbits: u32, cpus: impl IntoIterator<Item = u32>) -> Vec<u64> {
-        let mut w = vec![0u64; nbits.div_ceil(64) as usize];
-        for c in cpus {
-            w[(c / 64) as usize] |= 1 << (c % 64);
-        }
-        w
-    }
-
-    impl Llc {
-        fn new(nbits: u32, smt: u32, busy: &[u32]) -> Self {
-            let mut b = vec![false; nbits as usize];
-            for &c in busy {
-                b[c as usize] = true;
-            }
-            Llc {
-                smt,
-                busy: b,
-                span: mask(nbits, 0..nbits),
-                cores: mask(nbits, (0..nbits).step_by(smt as usize)),
-                sib: (0..nbits)
-                    .map(|c| {
-                        let first = c - c % smt;
-                        mask(nbits, first..first + smt)
-                    })
-                    .collect(),
-                asked: Cell::new(0),
-            }
-        }
-    }
-
-    impl IdleView for Llc {
-        fn idle(&self, cpu: u32) -> bool {
-            self.asked.set(self.asked.get() + 1);
-            !self.busy[cpu as usize]
-        }
-        fn allowed(&self, _cpu: u32) -> bool {
-            true
-        }
-    }
-
-    impl LlcView for Llc {
-        type Mask = [u64];
-        type Smt<'v> = &'v Llc;
-        fn cpus(&self) -> &[u64] {
-            &self.span
-        }
-        fn cores(&self) -> &[u64] {
-            &self.cores
-        }
-        fn smt(&self) -> Option<&Llc> {
-            (self.smt > 1).then_some(self)
-        }
-    }
-
-    impl SmtView for &Llc {
-        type Mask = [u64];
-        fn siblings(&mut self, core: u32) -> &[u64] {
-            &self.sib[core as usize]
-        }
-    }
 
     fn input(nbits: u32, smt: u32) -> SisInput {
         SisInput {
@@ -376,7 +303,7 @@ mod tests {
     // SIS_AGE's aging still counts (the shim stores it).
     #[test]
     fn overloaded_llc_is_not_scanned_but_ages() {
-        let llc = Llc::new(8, 1, &[]);
+        let llc = Llc::consecutive(8, 1, &[]);
         let mut i = input(8, 1);
         i.flags = SisFlags {
             util: true,
@@ -391,7 +318,7 @@ mod tests {
         let a = select(&llc, &i);
         assert_eq!(a.kind, ScanKind::Skipped);
         assert_eq!(a.scan.loops, 0);
-        assert_eq!(llc.asked.get(), 0);
+        assert_eq!(llc.idle_asks.get(), 0);
         assert_eq!(
             a.wake,
             WakeAvg {
@@ -405,7 +332,7 @@ mod tests {
     // the target 5, CPU 6 is the first idle one after it.
     #[test]
     fn cpu_scan_starts_after_target() {
-        let llc = Llc::new(8, 1, &[0, 1, 2, 3, 4, 5]);
+        let llc = Llc::consecutive(8, 1, &[0, 1, 2, 3, 4, 5]);
         let mut i = input(8, 1);
         i.target = 5;
         let a = select(&llc, &i);
@@ -421,7 +348,7 @@ mod tests {
     // and pick 7 before 0.
     #[test]
     fn target_at_u32_max_scans_from_0() {
-        let llc = Llc::new(8, 1, &[1, 2, 3, 4, 5, 6]);
+        let llc = Llc::consecutive(8, 1, &[1, 2, 3, 4, 5, 6]);
         let mut i = input(8, 1);
         i.target = u32::MAX;
         let a = select(&llc, &i);
@@ -433,7 +360,7 @@ mod tests {
     // missing gives the CPU scan.
     #[test]
     fn fold_only_with_flag_hint_and_smt() {
-        let llc = Llc::new(8, 2, &[1, 2]);
+        let llc = Llc::consecutive(8, 2, &[1, 2]);
         let mut i = input(8, 2);
         i.flags.fold = true;
         i.has_idle_core = true;
@@ -452,7 +379,7 @@ mod tests {
             }
             assert_eq!(select(&llc, &j).kind, ScanKind::Cpus, "case {off}");
         }
-        let flat = Llc::new(8, 1, &[1, 2]);
+        let flat = Llc::consecutive(8, 1, &[1, 2]);
         let mut j = i;
         j.smt_weight = 2;
         assert_eq!(select(&flat, &j).kind, ScanKind::Cpus);
@@ -462,7 +389,7 @@ mod tests {
     // budget: a long-idle CPU whose wake_avg decayed scans less.
     #[test]
     fn age_shrinks_the_prop_budget() {
-        let llc = Llc::new(64, 1, &(0..63).collect::<Vec<_>>());
+        let llc = Llc::consecutive(64, 1, &(0..63).collect::<Vec<_>>());
         let mut i = input(64, 1);
         i.flags.prop = true;
         i.avg_scan_cost_ns = 1_000_000;
@@ -520,7 +447,7 @@ mod tests {
         ) {
             let nbits = smt * cores;
             let busy: Vec<u32> = (0..nbits).filter(|c| busy_bits >> (c % 64) & 1 != 0).collect();
-            let llc = Llc::new(nbits, smt, &busy);
+            let llc = Llc::consecutive(nbits, smt, &busy);
             let i = SisInput {
                 flags: SisFlags { prop: flags[0], util: flags[1], age: flags[2], once: flags[3], fold: flags[4] },
                 wake: WakeAvg { avg_ns: wake_ns, stamp_jiffies: stamp },
@@ -542,7 +469,7 @@ mod tests {
                 ScanKind::Cpus => prop_assert!(a.scan.loops <= nbits.saturating_add(1)),
                 ScanKind::Cores => prop_assert!(a.scan.loops <= cores.saturating_add(1)),
             }
-            prop_assert!(llc.asked.get() <= nbits.saturating_mul(smt));
+            prop_assert!(llc.idle_asks.get() <= nbits.saturating_mul(smt));
             if let Some(c) = a.scan.cpu {
                 prop_assert!(c < nbits && !busy.contains(&c));
             }

@@ -244,71 +244,10 @@ pub fn judge<V: LlcView>(
 mod tests {
     extern crate std;
     use super::*;
-    use crate::sis_chain::{select, ScanKind, SmtView, WakeAvg};
+    use crate::sis_chain::{select, ScanKind, WakeAvg};
     use crate::sis_select::Scan;
-    use std::vec;
+    use crate::test_llc::Llc;
     use std::vec::Vec;
-
-    /// An LLC of SMT2 cores (threads 2k, 2k+1); every question counted.
-    struct Llc {
-        busy: Vec<bool>,
-        cpus: Vec<u64>,
-        cores: Vec<u64>,
-        idle_asks: Cell<u32>,
-        smt_asks: Cell<u32>,
-    }
-
-    impl Llc {
-        fn new(busy: &[u32], n: u32) -> Self {
-            let mut b = vec![false; n as usize];
-            for &c in busy {
-                b[c as usize] = true;
-            }
-            Llc {
-                busy: b,
-                cpus: vec![(1u64 << n) - 1],
-                cores: vec![(0..n).step_by(2).fold(0, |m, c| m | 1 << c)],
-                idle_asks: Cell::new(0),
-                smt_asks: Cell::new(0),
-            }
-        }
-    }
-
-    impl IdleView for Llc {
-        fn idle(&self, cpu: u32) -> bool {
-            self.idle_asks.set(self.idle_asks.get() + 1);
-            !self.busy[cpu as usize]
-        }
-        fn allowed(&self, _cpu: u32) -> bool {
-            true
-        }
-    }
-
-    struct Smt<'a>(&'a Llc, [u64; 1]);
-
-    impl SmtView for Smt<'_> {
-        type Mask = [u64];
-        fn siblings(&mut self, core: u32) -> &[u64] {
-            self.0.smt_asks.set(self.0.smt_asks.get() + 1);
-            let first = core & !1;
-            self.1 = [3 << first];
-            &self.1
-        }
-    }
-
-    impl LlcView for Llc {
-        type Mask = [u64];
-        type Smt<'v> = Smt<'v>;
-        fn cpus(&self) -> &[u64] {
-            &self.cpus
-        }
-        fn cores(&self) -> &[u64] {
-            &self.cores
-        }
-        fn smt(&self) -> Option<Smt<'_>> {
-            Some(Smt(self, [0]))
-        }
-    }
 
     /// A wakeup on a 16-CPU LLC with SIS_UTIL's budget of 8 CPUs and an
     /// idle time that gives SIS_PROP 2 cores (4 CPUs).
@@ -344,7 +283,7 @@ mod tests {
     // it asks nothing and says so.
     #[test]
     fn prop_gave_up_where_stock_finds() {
-        let llc = Llc::new(&[0, 1, 2, 3, 4, 5], 16);
+        let llc = Llc::consecutive(16, 2, &[0, 1, 2, 3, 4, 5]);
         let i = wakeup(PROP_ONLY, false, 0);
         let rec = Recorded::new(&llc);
         let a = select(&rec, &i);
@@ -379,7 +318,7 @@ mod tests {
     // record alone: no question, no difference, nothing held back.
     #[test]
     fn a_pick_within_the_budget_is_stocks() {
-        let llc = Llc::new(&[0, 1], 16);
+        let llc = Llc::consecutive(16, 2, &[0, 1]);
         let i = wakeup(PROP_ONLY, false, 0);
         let rec = Recorded::new(&llc);
         let a = select(&rec, &i);
@@ -404,7 +343,7 @@ mod tests {
         };
         // Target 2, its core {2,3} idle: the fold starts at the core and
         // picks 2; stock starts at 3, and its core is the same idle core.
-        let llc = Llc::new(&[0, 1, 4], 16);
+        let llc = Llc::consecutive(16, 2, &[0, 1, 4]);
         let i = wakeup(fold, true, 2);
         let rec = Recorded::new(&llc);
         let a = select(&rec, &i);
@@ -502,12 +441,12 @@ mod tests {
             i.flags.util = flags.util;
             i.avg_idle_ns = avg_idle_ns;
             i.util_nr = util_nr;
-            let llc = Llc::new(&busy, 16);
+            let llc = Llc::consecutive(16, 2, &busy);
             let rec = Recorded::new(&llc);
             let a = select(&rec, &i);
             let cheap = judge(&rec, &i, &a, [false; 4], false);
             let full = judge(&rec, &i, &a, [false; 4], true);
-            let fresh = Llc::new(&busy, 16);
+            let fresh = Llc::consecutive(16, 2, &busy);
             let stock = sis_stock::select_idle_cpu(&fresh, &i);
             let SisVerdict::Judged { verdict, .. } = full else {
                 panic!("asked, the judge decides");
@@ -533,7 +472,7 @@ mod tests {
     // changed since: both picks are judged on the same facts.
     #[test]
     fn the_record_answers_from_the_first_question() {
-        let mut llc = Llc::new(&[], 4);
+        let mut llc = Llc::consecutive(4, 2, &[]);
         {
             let rec = Recorded::new(&llc);
             assert!(rec.idle(1));

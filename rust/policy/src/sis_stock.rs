@@ -169,84 +169,10 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::sis_chain::SisFlags;
-    use core::cell::Cell;
+    use crate::test_llc::Llc;
     use proptest::prelude::*;
     use std::vec;
     use std::vec::Vec;
-
-    /// An LLC as data: `busy` CPUs, cores given by `core_of`, the task
-    /// allowed on `allowed`; every idle query is logged.
-    struct Llc {
-        nbits: u32,
-        busy: Vec<bool>,
-        core_of: Vec<u32>,
-        cpus: Vec<u64>,
-        cores: Vec<u64>,
-        asked: Cell<u32>,
-    }
-
-    fn mask(nbits: u32, set: impl Fn(u32) -> bool) -> Vec<u64> {
-        let mut w = vec![0u64; nbits.div_ceil(64) as usize];
-        for c in (0..nbits).filter(|&c| set(c)) {
-            w[(c / 64) as usize] |= 1 << (c % 64);
-        }
-        w
-    }
-
-    impl Llc {
-        fn new(busy: Vec<bool>, core_of: Vec<u32>, allowed: Vec<bool>) -> Self {
-            let nbits = busy.len() as u32;
-            let cores = mask(nbits, |c| {
-                (0..c).all(|d| core_of[d as usize] != core_of[c as usize])
-            });
-            Llc {
-                nbits,
-                cpus: mask(nbits, |c| allowed[c as usize]),
-                busy,
-                core_of,
-                cores,
-                asked: Cell::new(0),
-            }
-        }
-        fn siblings(&self, cpu: u32) -> Vec<u64> {
-            let core = self.core_of[cpu as usize];
-            mask(self.nbits, |c| self.core_of[c as usize] == core)
-        }
-    }
-
-    impl IdleView for Llc {
-        fn idle(&self, cpu: u32) -> bool {
-            self.asked.set(self.asked.get() + 1);
-            !self.busy[cpu as usize]
-        }
-        fn allowed(&self, _cpu: u32) -> bool {
-            true
-        }
-    }
-
-    struct Smt<'a>(&'a Llc, Vec<u64>);
-
-    impl SmtView for Smt<'_> {
-        type Mask = [u64];
-        fn siblings(&mut self, core: u32) -> &[u64] {
-            self.1 = self.0.siblings(core);
-            &self.1
-        }
-    }
-
-    impl LlcView for Llc {
-        type Mask = [u64];
-        type Smt<'v> = Smt<'v>;
-        fn cpus(&self) -> &[u64] {
-            &self.cpus
-        }
-        fn cores(&self) -> &[u64] {
-            &self.cores
-        }
-        fn smt(&self) -> Option<Smt<'_>> {
-            Some(Smt(self, Vec::new()))
-        }
-    }
 
     fn input(target: u32, nbits: u32, has_idle_core: bool, util_nr: Option<u32>) -> SisInput {
         SisInput {
@@ -379,7 +305,7 @@ mod tests {
             Some(3)
         );
         assert_eq!(select_idle_cpu(&l, &input(3, 4, false, Some(1))).cpu, None);
-        assert_eq!(l.asked.get(), 3 + 4);
+        assert_eq!(l.idle_asks.get(), 3 + 4);
     }
 
     proptest! {
