@@ -360,6 +360,9 @@ pub(crate) unsafe extern "C" fn sis_select<const COUNT: bool>(
         nbits: a.nbits,
     };
     let answer = sis_chain::select(&view, &input);
+    // In the order of the hook table's `sis_select` line (SIS_PROP,
+    // SIS_AGE, SIS_ONCE, SIS_FOLD), which `SIS` and `SIS_VERDICT` count
+    // by and the event's bits follow; `flagsites` fails a mix-up.
     let flags = sis_judge::flag_array(input.flags);
     let (cpu, clear_idle_cores) = if COUNT {
         // Stock's scan past the policy's is paid for only where its pick
