@@ -60,8 +60,11 @@ CPU_FIELDS = ["yld_count", "zero", "sched_count", "sched_goidle",
               "ttwu_count", "ttwu_local", "rq_cpu_time", "run_delay",
               "pcount"]
 
-# Metrics shown per experiment, after the workload's own. Counters that do
-# not depend on host timing come first (issue 6: lead with those).
+# Metrics shown per experiment, after the workload's own: what the
+# scheduler decided (schedstat), beside the time. Not because these counts
+# are steadier: under TCG they follow the emulated time, and the last full
+# run's counts varied 9-28% run to run, as much as its wall times (issue
+# 31's review), but because they say which decisions a flag changed.
 SCHED_METRICS = ["lb_count", "lb_count_newidle", "lb_imbalance",
                  "lb_gained", "alb_pushed", "ttwu_move_affine",
                  "sched_goidle"]
