@@ -69,7 +69,7 @@ SCHED_METRICS = ["lb_count", "lb_count_newidle", "lb_imbalance",
                  "lb_gained", "alb_pushed", "ttwu_move_affine",
                  "sched_goidle"]
 MAIN_METRIC = {"spin": "work_ratio", "pingpong": "rounds_per_s",
-               "hackbench": "time_s"}
+               "hackbench": "time_s", "reqresp": "rounds_per_s"}
 # Fewest runs per state for "ranges apart" to be stated at all.
 MIN_RUNS_APART = 4
 # Fewest runs per state for a confidence interval and a verdict: with
@@ -113,6 +113,14 @@ def parse_schedstat(lines):
 def workload_metrics(out):
     """The workload's own numbers from its output line."""
     m = {}
+    if re.match(r"\s*reqresp ", out):
+        # bench/reqresp.c: rounds a second and the workers' wakeup latency.
+        m["_kind"] = "reqresp"
+        for key in ("rounds_per_s", "wake_p50_us", "wake_p99_us"):
+            g = re.search(rf"\b{key}=([0-9.]+)", out)
+            if g:
+                m[key] = float(g.group(1))
+        return m
     hb = re.search(r"Time:\s*([0-9.]+)", out)
     if hb:
         m["time_s"] = float(hb.group(1))
@@ -284,7 +292,8 @@ def rows_for(topo, eid, exp, flag=None):
     if main:
         metrics.append(main)
     extra = {"spin": ["min_cpu_ms", "max_cpu_ms"],
-             "pingpong": ["apart", "apart_llc", "pair_migrations"]}.get(kind, [])
+             "pingpong": ["apart", "apart_llc", "pair_migrations"],
+             "reqresp": ["wake_p50_us", "wake_p99_us"]}.get(kind, [])
     metrics += extra + ["wall_s"] + SCHED_METRICS
     ctrs = sorted({k for r in off + on for k in r["m"] if k in MODULE_COUNTERS})
     metrics += ctrs

@@ -227,7 +227,7 @@ bench_tools() {
 	need_tool cc
 	mkdir -p "$1"
 	local prog
-	for prog in spin pingpong; do
+	for prog in spin pingpong reqresp; do
 		cc -O2 -Wall -Wextra -static -pthread -o "$1/$prog" "$SLB_ROOT/bench/$prog.c" ||
 			die "cannot build bench/$prog.c statically (needs libc6-dev: run 'make setup')"
 	done

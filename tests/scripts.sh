@@ -352,6 +352,47 @@ expect_pass "bench report: the same runs with answers changed keep their verdict
 expect_pass "bench report: a flag with undecided calls is not called inert" \
 	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| effect \| better \|.*\| sis_select_undecided \| 0 \[0-0\] \| 9 \[4-14\] " bench_inert 0 2
 
+# bench/reqresp.c, seed 003's workload (frequent short sleeps): it runs
+# rounds and reports them with the wakeup latency, refuses a bad argument
+# with a message, and bench_report.py reads its line (main metric
+# rounds_per_s, the latencies beside it).
+cc -O2 -Wall -Wextra -Werror -pthread -o "$tmp/reqresp" "$root/bench/reqresp.c" 2>&1 ||
+	echo "not ok - bench/reqresp.c does not build"
+reqresp_ok() {
+	"$tmp/reqresp" 2 3 10 50 300 | awk '{
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["rounds"] > 0 && v["wake_p99_us"] >= v["wake_p50_us"] && v["wake_max_us"] >= v["wake_p99_us"]) print "rounds ok"
+	}'
+}
+expect_pass "reqresp: rounds run, latencies ordered" "^rounds ok$" reqresp_ok
+expect_fail "reqresp: a bad argument is refused" "THINK_US 'x': want a whole number" "$tmp/reqresp" 2 3 x 50 300
+expect_fail "reqresp: a missing argument is refused" "^usage: reqresp" "$tmp/reqresp" 2 3
+reqresp_log() {
+	echo "SLB-BENCH-DOMAIN domain0 MC"
+	echo "SLB-BENCH-CPU0SD domain0 f 0"
+	for rep in 1 2 3 4 5 6; do
+		for state in off on; do
+			r=$((1000 + rep)) p=$((40 + rep))
+			[ $state = on ] && r=$((1500 + rep)) p=$((20 + rep))
+			echo "SLB-BENCH-BEGIN e3 $state $rep"
+			echo "version 16"
+			echo "cpu0 0 0 0 0 0 0 0 0 0"
+			echo "version 16"
+			echo "cpu0 0 0 0 0 0 0 0 0 0"
+			echo "SLB-BENCH-END e3 $state $rep t0=1.00 t1=3.00 rc=0 out=reqresp groups=2 workers=3 think_us=10 sleep_us=50 ms=2000 rounds=$((2 * r)) rounds_per_s=$r.0 wake_p50_us=$p wake_p99_us=$((p * 3)) wake_max_us=900"
+		done
+	done
+}
+mkdir -p "$tmp/guest-r"
+echo "e3 flag NEWIDLE_BACKOFF /bin/reqresp 2 3 10 50 2000" > "$tmp/guest-r/conf"
+reqresp_report() {
+	reqresp_log > "$tmp/r.log"
+	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/r.md" \
+		"r=$tmp/r.log" > /dev/null && grep -E "^\| r \| e3 \| (NEWIDLE_BACKOFF|\*\*rounds_per_s\*\*|wake_p50_us) " "$tmp/r.md" | paste -sd'#'
+}
+expect_pass "bench report: reqresp's rounds a second are the main metric, its latencies beside" \
+	"\| NEWIDLE_BACKOFF \| rounds_per_s \| 1\.4[0-9]* \|.*\| \*\*rounds_per_s\*\* \| 1004 .*\| wake_p50_us \| 44 " reqresp_report
+
 # The cover letter's results (scripts/cover_results.py, which
 # export-series.sh puts in): from Documentation/results/bench.json, every
 # verdict row of generated.rst, which the same bench run wrote, with the
