@@ -31,17 +31,9 @@ pub(super) unsafe fn enabled(tp: *const bindings::tracepoint) -> bool {
     key.load(Ordering::Relaxed) > 0
 }
 
-/// Bit `i` set for each `true` of `flags`: the events' `flags` and
-/// `shadow` fields.
-pub(super) fn bits<const N: usize>(flags: [bool; N]) -> u32 {
-    let mut b = 0u32;
-    for (i, &on) in flags.iter().enumerate() {
-        if on && i < 32 {
-            b |= 1 << i;
-        }
-    }
-    b
-}
+/// The events' `flags` and `shadow` fields: the policy crate's, as a
+/// verdict's `flags_differ` is built.
+pub(super) use crate::policy::verdict::bits;
 
 /// Calls `emit` only while the event of the tracepoint `tp` is enabled,
 /// and only for the registered table (`COUNT`: the KUnit table's calls

@@ -36,7 +36,7 @@ use core::cell::Cell;
 use super::sis_chain::{self, LlcView, SisAnswer, SisFlags, SisInput};
 use super::sis_select::IdleView;
 use super::sis_stock;
-use super::verdict::Verdict;
+use super::verdict::{bits, Verdict};
 
 /// The hook's flags, in the order of its `sched_feat` parameters (the
 /// module's hook table, the trace event's `flags` bits).
@@ -70,8 +70,9 @@ const EMPTY: u32 = u32::MAX;
 ///
 /// # Invariants
 ///
-/// The first `len` slots hold `cpu << 1 | idle` of distinct CPUs below
-/// 2^31; the others are [`EMPTY`].
+/// The first `len` slots (at most [`RECORDED`]) hold `cpu << 1 | idle` of
+/// CPUs below 2^31, in the order asked; the first answer for a CPU is the
+/// one the record gives. The others are [`EMPTY`].
 pub struct Recorded<'v, V> {
     view: &'v V,
     slots: [Cell<u32>; RECORDED],
@@ -118,6 +119,12 @@ impl<'v, V: LlcView> Recorded<'v, V> {
 
 impl<V: LlcView> IdleView for Recorded<'_, V> {
     fn idle(&self, cpu: u32) -> bool {
+        // After a question went unanswered the verdict is undecided
+        // whatever stock's scan meets next: the rest of its walk searches
+        // nothing.
+        if self.missed.get() {
+            return false;
+        }
         if self.judging.get() {
             if let Some(idle) = self.lookup(cpu) {
                 return idle;
@@ -202,9 +209,10 @@ pub fn judge<V: LlcView>(
     view.ask.set(ask);
     view.missed.set(false);
     let stock = sis_stock::select_idle_cpu(view, i);
+    // The view answers as before for whatever runs through it next.
     view.judging.set(false);
     view.ask.set(true);
-    if view.missed.get() {
+    if view.missed.replace(false) {
         return SisVerdict::Undecided;
     }
     let policy = answer.scan.cpu;
@@ -221,20 +229,12 @@ pub fn judge<V: LlcView>(
     } else {
         (policy, answer.clears_idle_cores())
     };
-    let mut flags_differ = 0u32;
-    if policy != stock.cpu {
-        for (b, &s) in shaped.iter().enumerate() {
-            if s {
-                flags_differ |= 1 << b;
-            }
-        }
-    }
     SisVerdict::Judged {
         verdict: Verdict {
             policy,
             stock: stock.cpu,
             applied,
-            flags_differ,
+            flags_differ: if policy != stock.cpu { bits(shaped) } else { 0 },
         },
         clears_idle_cores,
     }

@@ -128,6 +128,18 @@ pub fn judge<T: Copy + PartialEq, const N: usize>(
     }
 }
 
+/// Bit `i` set for each `true` of `flags`: a verdict's `flags_differ`
+/// and the trace events' `flags` and `shadow` fields.
+pub fn bits<const N: usize>(flags: [bool; N]) -> u32 {
+    let mut b = 0u32;
+    for (i, &on) in flags.iter().enumerate() {
+        if on && i < 32 {
+            b |= 1 << i;
+        }
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
