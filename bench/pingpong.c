@@ -10,8 +10,18 @@
  * different LLCs at a round trip (the bouncing the thread was about), and
  * the pair's migrations (se.nr_migrations in /proc/PID/sched).
  *
- * Usage: pingpong MILLISECONDS
+ * With -s, a stream instead: the thread's 2x gain came from netperf
+ * UDP_STREAM with 64 KB messages, whose two ends are both mostly
+ * runnable (the sender copying out, the receiver copying in), so the idle
+ * balancer found each end's LLC busy and split them across LLCs, which a
+ * ping-pong pair that sleeps half the time never shows. The parent
+ * writes 64 KB messages into a pipe and the child reads each and sums its
+ * bytes; a round is a message, and the two ends' CPUs are compared at
+ * each (the child publishes its CPU in shared memory).
+ *
+ * Usage: pingpong [-s] MILLISECONDS
  * Prints: rounds=N per_s=R apart=F apart_llc=F migrations=M
+ *   (with -s, "stream" first)
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -19,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,19 +114,107 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+#define MSG_BYTES (64 * 1024)
+
+static int read_full(int fd, unsigned char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* The -s stream: see the header. */
+static int stream(long ms)
+{
+	static unsigned char buf[MSG_BYTES];
+	long rounds = 0, apart = 0, apart_llc = 0, m0, m1;
+	volatile int *child_cpu;
+	double t0, limit;
+	int fds[2], cpu, peer;
+	pid_t child;
+
+	child_cpu = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (child_cpu == MAP_FAILED || pipe(fds)) {
+		perror("pingpong: mmap/pipe");
+		return 1;
+	}
+	*child_cpu = -1;
+	child = fork();
+	if (child < 0) {
+		perror("pingpong: fork");
+		return 1;
+	}
+	if (!child) {
+		unsigned long sum = 0;
+		size_t i;
+
+		close(fds[1]);
+		while (!read_full(fds[0], buf, sizeof(buf))) {
+			for (i = 0; i < sizeof(buf); i++)
+				sum += buf[i];
+			*child_cpu = sched_getcpu();
+		}
+		_exit(sum == 1);
+	}
+	close(fds[0]);
+	memset(buf, 1, sizeof(buf));
+	t0 = now_s();
+	limit = t0 + ms / 1000.0;
+	while (now_s() < limit) {
+		size_t put = 0;
+
+		while (put < sizeof(buf)) {
+			ssize_t n = write(fds[1], buf + put, sizeof(buf) - put);
+
+			if (n <= 0) {
+				perror("pingpong: pipe write");
+				return 1;
+			}
+			put += (size_t)n;
+		}
+		cpu = sched_getcpu();
+		peer = *child_cpu;
+		if (peer >= 0) {
+			apart += peer != cpu;
+			apart_llc += other_llc(peer, cpu);
+		}
+		rounds++;
+	}
+	m0 = nr_migrations(getpid());
+	m1 = nr_migrations(child);
+	close(fds[1]);
+	waitpid(child, NULL, 0);
+	printf("stream rounds=%ld per_s=%.0f apart=%.4f apart_llc=%.4f migrations=%ld\n",
+	       rounds, rounds / (now_s() - t0),
+	       rounds ? (double)apart / rounds : 0.0,
+	       rounds ? (double)apart_llc / rounds : 0.0,
+	       m0 >= 0 && m1 >= 0 ? m0 + m1 : -1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ping[2], pong[2];
 	long ms, rounds = 0, apart = 0, apart_llc = 0, m0, m1;
 	double t0, limit;
 	pid_t child;
-	int cpu;
+	int cpu, streaming = argc == 3 && !strcmp(argv[1], "-s");
 
-	if (argc != 2 || (ms = atol(argv[1])) < 1) {
-		fprintf(stderr, "usage: pingpong MILLISECONDS\n");
+	if (argc != 2 + streaming || (ms = atol(argv[1 + streaming])) < 1) {
+		fprintf(stderr, "usage: pingpong [-s] MILLISECONDS\n");
 		return 2;
 	}
 	read_llcs();
+	if (streaming)
+		return stream(ms);
 	if (pipe(ping) || pipe(pong)) {
 		perror("pingpong: pipe");
 		return 1;

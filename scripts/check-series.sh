@@ -13,7 +13,7 @@ set -euo pipefail
 case "${HOOKS:-y}" in
 y)
 	out=$SLB_OUT target=all
-	fragment() { grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig"; }
+	fragment() { grep -h '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" "$SLB_ROOT/kunit/debug.config"; }
 	;;
 n)
 	out=$SLB_CACHE/series-hooks-off target=kernel/sched/

@@ -10,15 +10,17 @@ SLB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SLB_CACHE=${SLB_CACHE:-$SLB_ROOT/.cache}
 SLB_SRC=${SLB_SRC:-$SLB_CACHE/linux-src}
 # Kernel flavours, a build tree each (reused): test = the fragment plus
-# sanitizers (make test, make run), plain = the fragment alone (make bench:
-# timings on a KASAN kernel would measure KASAN), kcsan = the fragment plus
-# KCSAN (make stress KCSAN=1; KCSAN and KASAN exclude each other).
+# lockdep (debug.config) and sanitizers (make test, make run), plain = the
+# fragment alone (make bench, make site-cost: timings on a KASAN or
+# lockdep kernel would measure KASAN or lockdep), kcsan = the fragment
+# plus lockdep and KCSAN (make stress KCSAN=1; KCSAN and KASAN exclude
+# each other).
 SLB_FLAVOR=${SLB_FLAVOR:-test}
 case $SLB_FLAVOR in
-test) SLB_KCONFIG="kunit/.kunitconfig kunit/sanitizers.config" _slb_dir=linux-build ;;
+test) SLB_KCONFIG="kunit/.kunitconfig kunit/debug.config kunit/sanitizers.config" _slb_dir=linux-build ;;
 plain) SLB_KCONFIG="kunit/.kunitconfig" _slb_dir=linux-build-plain ;;
 kcsan)
-	SLB_KCONFIG="kunit/.kunitconfig kunit/kcsan.config" _slb_dir=linux-build-kcsan
+	SLB_KCONFIG="kunit/.kunitconfig kunit/debug.config kunit/kcsan.config" _slb_dir=linux-build-kcsan
 	# kernel/sched/Makefile turns KCSAN off for the whole directory
 	# ("excessive noise"), which would leave every line of the series'
 	# C unwatched. Instrument the three objects that hold it: fair.c,
@@ -82,11 +84,12 @@ kmake() {
 	make -s ARCH=x86_64 LLVM=1 CC="$cc" -j"$SLB_JOBS" "$@"
 }
 
-# The common config fragment (kunit/.kunitconfig) without Rust and KUnit:
+# The common config fragment (kunit/.kunitconfig) and the locking checks
+# (kunit/debug.config) without Rust and KUnit:
 # the base of the kernel/sched/-only builds of make check-configs and
 # make check-series HOOKS=n, which build in minutes without them.
 slb_fragment_norust() {
-	grep '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" |
+	grep -h '^CONFIG_' "$SLB_ROOT/kunit/.kunitconfig" "$SLB_ROOT/kunit/debug.config" |
 		grep -vE '^CONFIG_(RUST|RUST_OVERFLOW_CHECKS|KUNIT|KUNIT_DEBUGFS|SCHED_LB_HOOKS_KUNIT)='
 }
 

@@ -100,6 +100,10 @@ cat > "$smoke/conf" <<'CONF'
 smoke_spin flag LB_RELAX_FAILED /slb/bench/spin 9 300
 smoke_pingpong flag BALANCE_IDLE_LLC2 /slb/bench/pingpong 300
 smoke_module module - /bin/hackbench -g 1 -l 5
+smoke_aa same - /slb/bench/spin 9 300
+smoke_set set LB_RELAX_FAILED,busy_factor=32:16 /slb/bench/spin 9 300
+smoke_stream flag NO_SIS_UTIL+BALANCE_IDLE_LLC2 /slb/bench/pingpong -s 300
+smoke_reqresp flag NEWIDLE_BACKOFF /slb/bench/reqresp 2 2 20 50 300
 CONF
 echo 1 > "$smoke/reps"
 echo "SMT:2 MC:4 PKG:8" > "$smoke/test.domains"
@@ -156,11 +160,18 @@ stage "bench harness smoke"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||
 	die "bench_report.py failed on the guest's smoke run (see above)"
+# One verdict row per experiment of the conf (every kind: flag, a flag
+# on a base set in both states, module, A/A, a set with a domain knob).
 bench_rows=$(grep -c '^| test | smoke_' "$smoke/results.md" || true)
-[ "$bench_rows" -ge 3 ] || die "bench smoke: $bench_rows table rows, want at least 3 (see $smoke/results.md)"
+want_rows=$(grep -c . "$smoke/conf")
+[ "$bench_rows" -ge "$want_rows" ] ||
+	die "bench smoke: $bench_rows table rows, want at least $want_rows (see $smoke/results.md)"
+grep -qE '^\| test \| smoke_aa \| A/A \(same state\) \|' "$smoke/results.md" ||
+	die "bench smoke: no A/A row for smoke_aa (see $smoke/results.md)"
 # 9 spinning threads on 8 CPUs must make the balancer run: a schedstat
-# delta of 0 would mean the counters are off or misread.
-grep -qE '^\| test \| smoke_spin \| lb_count \| [1-9]' "$smoke/results.md" ||
+# delta of 0 would mean the counters are off or misread. Counted per
+# domain level (lb_count@MC, ...).
+grep -qE '^\| test \| smoke_spin \| lb_count@[A-Z]+ \| [1-9]' "$smoke/results.md" ||
 	die "bench smoke: no load balancing counted during smoke_spin (schedstat deltas; see $smoke/results.md)"
 log "bench smoke: $bench_rows table rows"
 stage_end

@@ -279,9 +279,10 @@ PY
 expect_pass "bench report --json: warm-up dropped, medians, per-second counters, intervals" \
 	"^STEAL /bin/hackbench -g 1 -l 8 \[2, 3, 4, 5, 6\] 4 20 True$" bench_json
 
-# The verdict table: one row per experiment, with its flag, which way a
-# called effect goes, and the other metrics that moved; and the count of
-# intervals that exclude 1.0 beside what chance alone gives.
+# The verdict table: one row per experiment, with its flag, its p and
+# Holm's, which way a called effect goes (bold: it survived Holm), and the
+# other metrics that moved; and the count of intervals that exclude 1.0
+# beside what chance alone gives.
 {
 	echo "SLB-BENCH-DOMAIN domain0 MC"
 	echo "SLB-BENCH-CPU0SD domain0 f 0"
@@ -305,9 +306,9 @@ bench_summary() {
 		"s=$tmp/sum.log" > /dev/null && sed -n '3p;5p' "$tmp/s.md"
 }
 expect_pass "bench report: the verdict row names the flag, the direction and the counter that moved" \
-	"^\| s \| e1 \| STEAL \| time_s \| 0\.5[0-9]* \| .* \| effect \| better \| sched_goidle 3 \|$" bench_summary
+	"^\| s \| e1 \| STEAL \| time_s \| 0\.5[0-9]* \| [0-9.]+-[0-9.]+ \| <0\.001 \(<0\.001\) \| \*\*effect\*\* \| better \| sched_goidle 3 \|$" bench_summary
 expect_pass "bench report: intervals that exclude 1.0, against chance" \
-	"^2 of 3 comparisons have a 95% interval that excludes 1\.0 \(about 0\.[12] would by chance alone\); of the main metrics, 1 of 1" \
+	"^Main metrics: 1 of 1 raw 95% intervals exclude 1\.0, 1 survive Holm over 1 at 0\.05\. Other metrics: 1 of 2 intervals exclude 1\.0 \(about 0\.1 would by chance alone\)\.$" \
 	bench_summary
 
 # A flag experiment whose flag never changed an answer (its differs
@@ -344,13 +345,13 @@ bench_inert() {
 		"i=$tmp/i.log" > /dev/null && grep -E "^\| i \| e1 \| (STEAL|time_s|differs_STEAL|detach_skip_calls|sis_select_undecided) " "$tmp/i.md" | paste -sd'#'
 }
 expect_pass "bench report: a flag whose differs counter stayed 0 is inert here" \
-	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| inert here \(differs_STEAL 0\) \| - \|.*\| detach_skip_calls \|.*\| differs_STEAL \| 0 \[0-0\] " bench_inert 0
+	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| [0-9.<]+ \| inert here \(differs_STEAL 0\) \| - \|.*\| detach_skip_calls \|.*\| differs_STEAL \| 0 \[0-0\] " bench_inert 0
 expect_pass "bench report: the same runs with answers changed keep their verdict" \
-	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| effect \| better \|" bench_inert 3
+	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| [^|]* \| \*\*effect\*\* \| better \|" bench_inert 3
 # Calls the judge left undecided (live, the event off) may have differed:
 # not inert, the verdict kept and the count in its own row.
 expect_pass "bench report: a flag with undecided calls is not called inert" \
-	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| effect \| better \|.*\| sis_select_undecided \| 0 \[0-0\] \| 9 \[4-14\] " bench_inert 0 2
+	"\| STEAL \| time_s \| 0\.5[0-9]* \| [^|]* \| [^|]* \| \*\*effect\*\* \| better \|.*\| sis_select_undecided \| 0 \[0-0\] \| 9 \[4-14\] " bench_inert 0 2
 
 # bench/reqresp.c, seed 003's workload (frequent short sleeps): it runs
 # rounds and reports them with the wakeup latency, refuses a bad argument
@@ -404,9 +405,9 @@ cover_vs_generated() {
 import re, sys
 gen = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"   (\w+), (\w+), [^,]+, \w+, ([\d.]+|-), ([\d.]+-[\d.]+|-), ([^,]+), ", line)
+    m = re.match(r'   (\w+), (\w+), (?:"[^"]*"|[^,]+), \w+, ([\d.]+|-), ([\d.]+-[\d.]+|-), [^,]+, ([^,]+), ', line)
     if m:
-        gen[(m.group(1), m.group(2))] = m.group(3, 4, 5)
+        gen[(m.group(1), m.group(2))] = (m.group(3), m.group(4), m.group(5).strip("*"))
 cover = {tuple(l.split()[:2]): l for l in open(sys.argv[2]) if l.startswith("  ")}
 bad = [k for k, v in gen.items() if k not in cover or any(x not in cover[k] for x in v)]
 print(f"{len(gen)} verdict rows, {len(gen) - len(bad)} in the cover", *bad)
@@ -418,28 +419,114 @@ echo '{"format": "something else"}' > "$tmp/not-bench.json"
 expect_fail "cover results: not a bench document" "not a sched-lb-rs bench document" \
 	python3 "$root/scripts/cover_results.py" "$tmp/not-bench.json"
 
-# make bench's verdicts (scripts/bench_report.py): an interval that
-# excludes 1.0 is an effect, one that includes it says how large an effect
-# the runs could have seen, and too few runs give no verdict.
-verdicts() {
+# make bench's statistics (scripts/bench_report.py). Student's t against
+# its printed table; the paired analysis against drift that moves both
+# runs of a pair together (found with the pairs as run, lost when the
+# same numbers are paired wrongly); Holm's adjustment against its
+# textbook example; the verdicts' wording: an effect, an interval that
+# excludes 1.0 but not after Holm, and "none seen" with how far the
+# interval reaches and what 80% power would detect; too few pairs.
+bench_stats() {
 	python3 - "$root/scripts" <<'PY'
-import sys
+import math, sys
 sys.path.insert(0, sys.argv[1])
 import bench_report as b
-off = [100 + i for i in range(10)]
-for name, on in (("same", off), ("30% more", [1.3 * x for x in off]), ("3 runs", None)):
-    if on is None:
-        print(name, b.verdict(b.ratio_ci(off[:3], off[:3], 7), (3, 3)))
-    else:
-        print(name, b.verdict(b.ratio_ci(off, on, 7), (10, 10)))
-# A counter the flag turns on from 0: enough runs, no ratio.
-print("from 0", b.verdict(None, (10, 10)))
+print("t", *(f"{b.t_quantile(q, df):.4f}" for q, df in ((0.975, 9), (0.975, 4), (0.8, 9))),
+      f"{b.t_two_sided_p(2.2622, 9):.4f}")
+# The host's drift: each rep's speed, shared by its two runs; the flag
+# makes on 3% slower.
+drift = [1.0, 1.3, 0.8, 1.2, 0.7, 1.1, 0.9, 1.25, 0.75, 1.05]
+pairs = [(100 * d, 103 * d + 0.3 * (-1) ** i) for i, d in enumerate(drift)]
+st = b.paired_stats(pairs)
+print("paired", f"{st['ratio']:.3f}", b.verdict(st, True, 0.001), f"{st['corr']:.2f}")
+# The same numbers, each on paired with the next rep's off: wrong input.
+wrong = [(pairs[i][0], pairs[(i + 1) % 10][1]) for i in range(10)]
+print("mispaired", b.verdict(b.paired_stats(wrong), True, 1.0).split(":")[0])
+print("holm", [round(p, 3) for p in b.holm([0.01, 0.04, 0.03, 0.005])])
+# A raw interval clear of 1.0 whose adjusted p is not below 0.05.
+print("holm lost", b.verdict(st, True, 0.2))
+# Log ratios of +-0.1 around 0: no change; sd 0.105, se 0.033.
+noise = [(100, 100 * math.exp(0.1 * (-1) ** i)) for i in range(10)]
+print("noise", b.verdict(b.paired_stats(noise), True, 1.0))
+print("few", b.verdict(b.paired_stats(pairs[:3]), True, None))
+zero = [(0, 5 + i) for i in range(10)]
+print("from 0", b.verdict(b.paired_stats(zero), True, None))
 PY
 }
-expect_pass "bench verdict: the same runs, no effect beyond a few %" "^same none beyond \+-[1-9]%$" verdicts
-expect_pass "bench verdict: 30% more, an effect" "^30% more effect$" verdicts
-expect_pass "bench verdict: 3 runs a state, no verdict" "^3 runs n<5$" verdicts
-expect_pass "bench verdict: a median of 0, no ratio" "^from 0 no ratio \(median 0\)$" verdicts
+expect_pass "bench stats: Student's t as its table has it" "^t 2\.2622 2\.7764 0\.8834 0\.0500$" bench_stats
+expect_pass "bench stats: pairs that drift together, a 3% effect found" "^paired 1\.03[01] effect 1\.00$" bench_stats
+expect_pass "bench stats: the same numbers mispaired find nothing" "^mispaired none seen$" bench_stats
+expect_pass "bench stats: Holm's adjustment" "^holm \[0\.03, 0\.06, 0\.06, 0\.02\]$" bench_stats
+expect_pass "bench stats: clear of 1.0 but not after Holm" "^holm lost not after Holm \(p <0\.001; Holm 0\.200\)$" bench_stats
+expect_pass "bench stats: no change, the interval's reach and 80% power" \
+	"^noise none seen: interval reaches \+-8%; 80% power at \+-11%$" bench_stats
+expect_pass "bench stats: 3 pairs, no verdict" "^few n<5$" bench_stats
+expect_pass "bench stats: a counter from 0, no ratio" "^from 0 no ratio \(off 0\)$" bench_stats
+
+# A/A experiments (bench.sh's kind "same": both arms the same state)
+# report the run's own false-positive rate, and one Holm family covers
+# the run: an experiment of p 0.025 is an effect alone, not beside four
+# that each need a share of the 5%.
+aa_log() {
+	echo "SLB-BENCH-DOMAIN domain0 MC"
+	echo "SLB-BENCH-CPU0SD domain0 f 0"
+	for e in $1; do
+		for rep in 1 2 3 4 5 6 7 8 9 10 11; do
+			for state in off on; do
+				# Pair-shared drift, and noise of about 1.5% in the on runs;
+				# e0's on runs are also slower by 1%.
+				t=$((1000 + (rep % 3) * 200)) u=$t
+				[ $state = on ] && u=$((t + ((rep * 7) % 5 - 2) * 10))
+				[ "$e" = e0 ] && [ $state = on ] && u=$((u + t / 100))
+				echo "SLB-BENCH-BEGIN $e $state $rep"
+				echo "version 16"
+				echo "cpu0 0 0 0 0 0 0 0 0 0"
+				echo "version 16"
+				echo "cpu0 0 0 0 0 0 0 0 0 0"
+				echo "SLB-BENCH-END $e $state $rep t0=1.00 t1=3.00 rc=0 out=Time: $u.000"
+			done
+		done
+	done
+}
+mkdir -p "$tmp/guest-a"
+bench_aa() {
+	aa_log "$1" > "$tmp/a.log"
+	for e in $1; do
+		case $e in e0) echo "e0 flag STEAL /bin/hackbench" ;; *) echo "$e same - /bin/hackbench" ;; esac
+	done > "$tmp/guest-a/conf"
+	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/a.md" \
+		"a=$tmp/a.log" > /dev/null && grep -E "^\| a \| e[0-9] \||^Main" "$tmp/a.md" | head -"$2"
+}
+expect_pass "bench report: an A/A experiment is labelled" \
+	"^\| a \| e1 \| A/A \(same state\) \| time_s \| 1\.000 \|" bench_aa "e1" 9
+expect_pass "bench report: an A/A experiment's intervals are counted" \
+	"^Main.* A/A \(1 experiment, the same state in both arms\): 0 of 2 intervals exclude 1\.0 \(about 0\.1 expected\), 0 main" \
+	bench_aa "e1" 9
+expect_pass "bench report: alone, p 0.025 survives Holm" "^\| a \| e0 \| STEAL \|.* \*\*effect\*\* " bench_aa "e0" 1
+expect_pass "bench report: beside four A/A, the same p does not" \
+	"^\| a \| e0 \| STEAL \|.* not after Holm \(p 0\.0[0-9]*; Holm 0\.[0-9]*\) " bench_aa "e0 e1 e2 e3 e4" 1
+# --from-json (the cover letter's numbers, a re-analysis of a committed
+# run) pairs the samples by the repetitions bench.json keeps: the same
+# verdict rows as from the logs; with the reps scrambled, not.
+bench_from_json() {
+	aa_log "e0 e1 e2 e3 e4" > "$tmp/a.log"
+	python3 "$root/scripts/bench_report.py" --warmup 1 --domains-dir "$tmp" --md "$tmp/a.md" \
+		--json "$tmp/a.json" "a=$tmp/a.log" > /dev/null &&
+	if [ "${1:-}" = scramble ]; then
+		python3 - "$tmp/a.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in d["topologies"]["a"]["experiments"].values():
+    r = e["states"]["on"]["reps"]
+    e["states"]["on"]["reps"] = r[1:] + r[:1]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+	fi &&
+	python3 "$root/scripts/bench_report.py" --from-json "$tmp/a.json" --md "$tmp/aj.md" > /dev/null &&
+	diff <(sed -n '3,7p' "$tmp/a.md") <(sed -n '3,7p' "$tmp/aj.md") > /dev/null && echo "same verdicts"
+}
+expect_pass "bench report --from-json: the logs' verdicts, paired by the kept reps" "^same verdicts$" bench_from_json
+expect_fail "bench report --from-json: reps scrambled, other verdicts" "" bench_from_json scramble
 
 # Issue 16: no Rust rule takes more instructions per call than the 6.12
 # C it replaces (callgrind; overflow checks off and on), but for the
