@@ -157,6 +157,9 @@ SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
 	SLB_STRESS="${SEED:-1} ${CYCLES:-20}" SLB_BOOT_TIMEOUT=$guest_s \
 	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask coresched load flagsites shadow cgroups cycle stress hostile bench unload"
 stage "bench harness smoke"
+# Where bench.sh keeps a topology's plan, for the report's labels.
+mkdir -p "$smoke/guest-test"
+cp "$smoke/conf" "$smoke/guest-test/conf"
 python3 "$SLB_ROOT/scripts/bench_report.py" --domains-dir "$smoke" --md "$smoke/results.md" \
 	"test=$SLB_LOGS/test.console.log" ||
 	die "bench_report.py failed on the guest's smoke run (see above)"
