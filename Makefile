@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test topologies stress tcg-check mutants bench bench-hooks site-cost rule-cost schedsim calibrate schedsim-bench \
+.PHONY: help setup kernel module run test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
@@ -32,6 +32,7 @@ help:
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
 	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~7 min)"
 	@echo "make site-cost     instructions per call of each hooked call site, stock and hooked (QEMU -icount)"
+	@echo "make sched-cost    instructions per wakeup and per newidle entry, each flag and upstream's (QEMU -icount)"
 	@echo "make rule-cost     instructions per call of each Rust rule against the 6.12 C (callgrind, both overflow modes)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
 	@echo "make calibrate     the simulator against the guest's make bench numbers (Documentation/results/bench.json)"
@@ -73,6 +74,9 @@ bench-hooks:
 
 site-cost:
 	@scripts/site-cost.sh
+
+sched-cost:
+	@scripts/sched-cost.sh
 
 rule-cost:
 	@scripts/rule-cost.sh --check .cache/rule-cost.txt

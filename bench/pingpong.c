@@ -19,17 +19,28 @@
  * bytes; a round is a message, and the two ends' CPUs are compared at
  * each (the child publishes its CPU in shared memory).
  *
- * Usage: pingpong [-s] MILLISECONDS
+ * With -u, the thread's own shape: UDP datagrams of 64000 bytes over
+ * loopback (the guest's lo is brought up here), the sender never blocking
+ * (a full receive queue drops), the receiver summing each; rounds are
+ * datagrams received.
+ *
+ * Usage: pingpong [-s|-u] MILLISECONDS
  * Prints: rounds=N per_s=R apart=F apart_llc=F migrations=M
- *   (with -s, "stream" first)
+ *   (with -s, "stream" first; with -u, "udp")
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,6 +125,28 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The pair's migrations so far, read while the child is still alive. */
+static long pair_migrations(pid_t child)
+{
+	long m0 = nr_migrations(getpid()), m1 = nr_migrations(child);
+
+	return m0 >= 0 && m1 >= 0 ? m0 + m1 : -1;
+}
+
+/*
+ * The output line, without its newline: @samples is how many times the
+ * two ends' CPUs were compared, @apart and @apart_llc how often they
+ * differed.
+ */
+static void print_result(const char *tag, long rounds, double secs, long samples,
+			 long apart, long apart_llc, long migrations)
+{
+	printf("%s%srounds=%ld per_s=%.0f apart=%.4f apart_llc=%.4f migrations=%ld",
+	       tag, *tag ? " " : "", rounds, rounds / secs,
+	       samples ? (double)apart / samples : 0.0,
+	       samples ? (double)apart_llc / samples : 0.0, migrations);
+}
+
 #define MSG_BYTES (64 * 1024)
 
 static int read_full(int fd, unsigned char *buf, size_t len)
@@ -134,7 +167,7 @@ static int read_full(int fd, unsigned char *buf, size_t len)
 static int stream(long ms)
 {
 	static unsigned char buf[MSG_BYTES];
-	long rounds = 0, apart = 0, apart_llc = 0, m0, m1;
+	long rounds = 0, apart = 0, apart_llc = 0, migrations;
 	volatile int *child_cpu;
 	double t0, limit;
 	int fds[2], cpu, peer;
@@ -188,33 +221,137 @@ static int stream(long ms)
 		}
 		rounds++;
 	}
-	m0 = nr_migrations(getpid());
-	m1 = nr_migrations(child);
+	migrations = pair_migrations(child);
 	close(fds[1]);
 	waitpid(child, NULL, 0);
-	printf("stream rounds=%ld per_s=%.0f apart=%.4f apart_llc=%.4f migrations=%ld\n",
-	       rounds, rounds / (now_s() - t0),
-	       rounds ? (double)apart / rounds : 0.0,
-	       rounds ? (double)apart_llc / rounds : 0.0,
-	       m0 >= 0 && m1 >= 0 ? m0 + m1 : -1);
+	print_result("stream", rounds, now_s() - t0, rounds, apart, apart_llc, migrations);
+	printf("\n");
+	return 0;
+}
+
+#define UDP_BYTES 64000
+
+/* Brings the loopback interface up (an initramfs guest starts with it down). */
+static int lo_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		rc = 0;
+		/* Already up (any host): nothing to set, no privilege needed. */
+		if (!(ifr.ifr_flags & IFF_UP)) {
+			ifr.ifr_flags |= IFF_UP;
+			rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+/* The -u stream: see the header. */
+static int udp_stream(long ms)
+{
+	static unsigned char buf[UDP_BYTES];
+	long sent = 0, apart = 0, apart_llc = 0, migrations;
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(addr);
+	volatile long *shared;
+	double t0, limit, dt;
+	int rx, tx, cpu, peer;
+	pid_t child;
+
+	if (lo_up()) {
+		perror("pingpong: bringing lo up");
+		return 1;
+	}
+	shared = mmap(NULL, 2 * sizeof(long), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (shared == MAP_FAILED || rx < 0 || tx < 0 ||
+	    bind(rx, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    getsockname(rx, (struct sockaddr *)&addr, &alen)) {
+		perror("pingpong: udp setup");
+		return 1;
+	}
+	shared[0] = -1;	/* the receiver's CPU */
+	shared[1] = 0;	/* datagrams received */
+	child = fork();
+	if (child < 0) {
+		perror("pingpong: fork");
+		return 1;
+	}
+	if (!child) {
+		unsigned long sum = 0;
+		ssize_t n, i;
+
+		close(tx);
+		while ((n = recv(rx, buf, sizeof(buf), 0)) > 0) {
+			if (n == 1)
+				break;	/* the sender's end mark */
+			for (i = 0; i < n; i++)
+				sum += buf[i];
+			shared[0] = sched_getcpu();
+			shared[1]++;
+		}
+		_exit(sum == 1);
+	}
+	close(rx);
+	memset(buf, 1, sizeof(buf));
+	t0 = now_s();
+	limit = t0 + ms / 1000.0;
+	while (now_s() < limit) {
+		/* A full receive queue drops the datagram: the sender goes on. */
+		if (sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *)&addr,
+			   sizeof(addr)) < 0 && errno != ENOBUFS) {
+			perror("pingpong: sendto");
+			return 1;
+		}
+		cpu = sched_getcpu();
+		peer = (int)shared[0];
+		if (peer >= 0) {
+			apart += peer != cpu;
+			apart_llc += other_llc(peer, cpu);
+		}
+		sent++;
+	}
+	dt = now_s() - t0;
+	migrations = pair_migrations(child);
+	/* The end mark, until the receiver has gone (drops are possible). */
+	while (waitpid(child, NULL, WNOHANG) == 0) {
+		sendto(tx, buf, 1, 0, (struct sockaddr *)&addr, sizeof(addr));
+		usleep(1000);
+	}
+	print_result("udp", shared[1], dt, sent, apart, apart_llc, migrations);
+	printf(" sent=%ld\n", sent);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	int ping[2], pong[2];
-	long ms, rounds = 0, apart = 0, apart_llc = 0, m0, m1;
+	long ms, rounds = 0, apart = 0, apart_llc = 0, migrations;
 	double t0, limit;
 	pid_t child;
-	int cpu, streaming = argc == 3 && !strcmp(argv[1], "-s");
+	int cpu, mode = 0;
 
-	if (argc != 2 + streaming || (ms = atol(argv[1 + streaming])) < 1) {
-		fprintf(stderr, "usage: pingpong [-s] MILLISECONDS\n");
+	if (argc == 3 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-u")))
+		mode = argv[1][1];
+	if (argc != 2 + !!mode || (ms = atol(argv[1 + !!mode])) < 1) {
+		fprintf(stderr, "usage: pingpong [-s|-u] MILLISECONDS\n");
 		return 2;
 	}
 	read_llcs();
-	if (streaming)
+	if (mode == 's')
 		return stream(ms);
+	if (mode == 'u')
+		return udp_stream(ms);
 	if (pipe(ping) || pipe(pong)) {
 		perror("pingpong: pipe");
 		return 1;
@@ -253,14 +390,10 @@ int main(int argc, char **argv)
 		apart_llc += other_llc(c, cpu);
 		rounds++;
 	}
-	m0 = nr_migrations(getpid());
-	m1 = nr_migrations(child);
+	migrations = pair_migrations(child);
 	close(ping[1]);
 	waitpid(child, NULL, 0);
-	printf("rounds=%ld per_s=%.0f apart=%.4f apart_llc=%.4f migrations=%ld\n",
-	       rounds, rounds / (now_s() - t0),
-	       rounds ? (double)apart / rounds : 0.0,
-	       rounds ? (double)apart_llc / rounds : 0.0,
-	       m0 >= 0 && m1 >= 0 ? m0 + m1 : -1);
+	print_result("", rounds, now_s() - t0, rounds, apart, apart_llc, migrations);
+	printf("\n");
 	return 0;
 }

@@ -78,9 +78,11 @@ CPU_FIELDS = ["yld_count", "zero", "sched_count", "sched_goidle",
 # are steadier: under TCG they follow the emulated time, and the last full
 # run's counts varied 9-28% run to run, as much as its wall times (issue
 # 31's review), but because they say which decisions a flag changed.
+# ttwu_count (the wakeups) is what a wakeup hook's calls are a share of:
+# the SIS scan's rate.
 SCHED_METRICS = ["lb_count", "lb_count_newidle", "lb_imbalance",
                  "lb_gained", "alb_pushed", "ttwu_move_affine",
-                 "sched_goidle"]
+                 "sched_goidle", "ttwu_count"]
 # The domain-line ones of those, which the tables give per domain level
 # ("lb_count@MC"). 6.12's schedstat (version 16) has one lb_imbalance per
 # idle type; its split by type (load, util, tasks, misfit) is version 17,
@@ -565,8 +567,14 @@ def excludes_one(r):
 
 
 def label_of(kind, flag):
-    """What an experiment varies, for the tables."""
+    """What an experiment varies, for the tables. A flag the module keeps
+    no differs counter for is one of 6.12's own (SIS_UTIL, NI_RANDOM):
+    its rows cannot say whether it acted, and the label says so."""
     if kind == "flag":
+        # Only where the run's module had differs counters at all.
+        if (any(k.startswith("differs_") for k in MODULE_COUNTERS)
+                and differs_key(flag) not in MODULE_COUNTERS):
+            return f"{flag} (6.12's own; no differs counter)"
         return flag
     if kind == "module":
         return "module loaded"

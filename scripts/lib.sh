@@ -11,14 +11,15 @@ SLB_CACHE=${SLB_CACHE:-$SLB_ROOT/.cache}
 SLB_SRC=${SLB_SRC:-$SLB_CACHE/linux-src}
 # Kernel flavours, a build tree each (reused): test = the fragment plus
 # lockdep (debug.config) and sanitizers (make test, make run), plain = the
-# fragment alone (make bench, make site-cost: timings on a KASAN or
-# lockdep kernel would measure KASAN or lockdep), kcsan = the fragment
+# fragment and the function_graph tracer (bench.config; make bench, make
+# site-cost, make sched-cost: timings on a KASAN or lockdep kernel would
+# measure KASAN or lockdep), kcsan = the fragment
 # plus lockdep and KCSAN (make stress KCSAN=1; KCSAN and KASAN exclude
 # each other).
 SLB_FLAVOR=${SLB_FLAVOR:-test}
 case $SLB_FLAVOR in
 test) SLB_KCONFIG="kunit/.kunitconfig kunit/debug.config kunit/sanitizers.config" _slb_dir=linux-build ;;
-plain) SLB_KCONFIG="kunit/.kunitconfig" _slb_dir=linux-build-plain ;;
+plain) SLB_KCONFIG="kunit/.kunitconfig kunit/bench.config" _slb_dir=linux-build-plain ;;
 kcsan)
 	SLB_KCONFIG="kunit/.kunitconfig kunit/debug.config kunit/kcsan.config" _slb_dir=linux-build-kcsan
 	# kernel/sched/Makefile turns KCSAN off for the whole directory

@@ -368,6 +368,22 @@ reqresp_ok() {
 expect_pass "reqresp: rounds run, latencies ordered" "^rounds ok$" reqresp_ok
 expect_fail "reqresp: a bad argument is refused" "THINK_US 'x': want a whole number" "$tmp/reqresp" 2 3 x 50 300
 expect_fail "reqresp: a missing argument is refused" "^usage: reqresp" "$tmp/reqresp" 2 3
+# bench/pingpong.c's modes: the ping-pong pair, seed 000's stream over a
+# pipe (-s) and over UDP loopback (-u), each printing rounds and where
+# the two ends ran; an unknown mode or no duration is refused.
+cc -O2 -Wall -Wextra -Werror -o "$tmp/pingpong" "$root/bench/pingpong.c" 2>&1 ||
+	echo "not ok - bench/pingpong.c does not build"
+pingpong_ok() {
+	"$tmp/pingpong" "$@" | awk '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		if (v["rounds"] > 0 && v["apart"] >= 0 && v["apart"] <= 1 && v["apart_llc"] <= v["apart"]) print $1, "ok"
+	}'
+}
+expect_pass "pingpong: the pair runs rounds" "^rounds=[0-9]+ ok$" pingpong_ok 200
+expect_pass "pingpong -s: the pipe stream runs" "^stream ok$" pingpong_ok -s 200
+expect_pass "pingpong -u: the UDP stream runs" "^udp ok$" pingpong_ok -u 200
+expect_fail "pingpong: an unknown mode is refused" "^usage: pingpong \[-s\|-u\]" "$tmp/pingpong" -x 200
+expect_fail "pingpong: no duration is refused" "^usage: pingpong" "$tmp/pingpong" -s
 reqresp_log() {
 	echo "SLB-BENCH-DOMAIN domain0 MC"
 	echo "SLB-BENCH-CPU0SD domain0 f 0"
@@ -462,6 +478,27 @@ expect_pass "bench stats: no change, the interval's reach and 80% power" \
 	"^noise none seen: interval reaches \+-8%; 80% power at \+-11%$" bench_stats
 expect_pass "bench stats: 3 pairs, no verdict" "^few n<5$" bench_stats
 expect_pass "bench stats: a counter from 0, no ratio" "^from 0 no ratio \(off 0\)$" bench_stats
+
+# An experiment on one of 6.12's own flags (NI_RANDOM, SIS_UTIL: no
+# differs counter in a module that has them) says so in its label; a
+# module flag on a base does not; a run whose module had no differs
+# counters at all (an older bench.json) labels nothing.
+bench_labels() {
+	python3 - "$root/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench_report as b
+print("old run:", b.label_of("flag", "NI_RANDOM"))
+b.MODULE_COUNTERS.update({"differs_NEWIDLE_BACKOFF", "steal_calls"})
+print("upstream:", b.label_of("flag", "NI_RANDOM"))
+print("ours:", b.label_of("flag", "NO_NI_RANDOM+NEWIDLE_BACKOFF"))
+print("A/A:", b.label_of("same", "-"))
+PY
+}
+expect_pass "bench labels: 6.12's own flag" "^upstream: NI_RANDOM \(6\.12's own; no differs counter\)$" bench_labels
+expect_pass "bench labels: a module flag on a base" "^ours: NO_NI_RANDOM\+NEWIDLE_BACKOFF$" bench_labels
+expect_pass "bench labels: nothing without differs counters" "^old run: NI_RANDOM$" bench_labels
+expect_pass "bench labels: A/A" "^A/A: A/A \(same state\)$" bench_labels
 
 # A/A experiments (bench.sh's kind "same": both arms the same state)
 # report the run's own false-positive rate, and one Holm family covers
@@ -767,6 +804,21 @@ expect_pass "site cost: a table" "\| detach_skip \| 11\.0 \| 41\.0 \| \+30\.0 \|
 expect_fail "site cost: no KUnit lines" "has no 'hook-site' line" \
 	python3 "$root/scripts/site_cost.py" "$tmp/hooks.h"
 expect_fail "site cost: runs bad" "SLB_SITE_COST_RUNS='x'" env SLB_SITE_COST_RUNS=x "$root/scripts/site-cost.sh"
+# make sched-cost's table (scripts/sched_cost.py): per function and state
+# the median over the boots of each boot's median, the spread, and the
+# ratio and difference to the first state; a log without the guest
+# step's lines, a boot missing a state, and a bad run count are refused.
+printf 'SLB-COST stock f 100 10 20 30\nSLB-COST on f 100 10 30 40\n' > "$tmp/cost1.log"
+printf 'SLB-COST stock f 90 10 22 30\nSLB-COST on f 100 10 34 40\n' > "$tmp/cost2.log"
+printf 'SLB-COST stock f 90 10 22 30\n' > "$tmp/cost3.log"
+expect_pass "sched cost: medians over boots, spread, ratio and extra to stock" \
+	"^\| f \| on \| 100 \| 32 \| 4 \| 1\.524 \| \+11 \|$" \
+	python3 "$root/scripts/sched_cost.py" "$tmp/cost1.log" "$tmp/cost2.log"
+expect_fail "sched cost: a log without the step's lines" "has no 'SLB-COST' line" \
+	python3 "$root/scripts/sched_cost.py" "$tmp/sc1.log"
+expect_fail "sched cost: a boot missing a state" "cost3.log lacks on/f" \
+	python3 "$root/scripts/sched_cost.py" "$tmp/cost1.log" "$tmp/cost3.log"
+expect_fail "sched cost: runs bad" "SLB_SCHED_COST_RUNS='0'" env SLB_SCHED_COST_RUNS=0 "$root/scripts/sched-cost.sh"
 
 # Documentation/adding-a-policy.rst's places, for every flag of
 # kunit/flags (scripts/check_places.py): the checkout has them all; a copy
