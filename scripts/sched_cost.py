@@ -5,15 +5,21 @@
 Each log holds, from the guest step schedcost, one line per state and
 traced function:
 
-    SLB-COST STATE FUNC N P25 MEDIAN P75
+    SLB-COST STATE FUNC N P25 MEDIAN P75 TMEAN
 
-the quartiles of the N timed calls, in guest nanoseconds, which under
-QEMU's -icount shift=0 are instructions. The table gives, per function
-and state, the median over the runs (boots) of the per-run medians, the
-spread (max - min) of those medians over the runs, the calls timed (the
-median over the runs), the ratio to the first state (stock) and the
-difference from it. Every run must have every (state, function) of the
-first; a log without any is refused.
+the quartiles and the mean of the middle 90% of the N timed calls, in
+guest nanoseconds, which under QEMU's -icount shift=0 are instructions.
+The trimmed mean is the measure: the cost per call, where a function
+with several paths (sched_balance_newidle's early return, partial and
+full walks) has a median that jumps between them from boot to boot; the
+median is shown beside it. State "baseline" is the tracer's own cost: a
+function of a few instructions (idle_cpu) timed the same way. The table
+gives, per function and state, the median over the runs (boots) of the
+per-run trimmed means and of the per-run medians, the spread (max - min)
+of the trimmed means over the runs, the calls timed (the median over the
+runs), the trimmed mean net of the baseline's, and the ratio (of the
+net) and difference to the function's first state (stock). Every run must have every (state,
+function) of the first; a log without any is refused.
 
   sched_cost.py [--md FILE] [--rst FILE] LOG...
 """
@@ -23,11 +29,11 @@ import re
 import statistics
 import sys
 
-LINE = re.compile(r"SLB-COST (\S+) (\S+) (\d+) (\d+) (\d+) (\d+)")
+LINE = re.compile(r"SLB-COST (\S+) (\S+) (\d+) (\d+) (\d+) (\d+) (\d+)")
 
 
 def parse(path):
-    """{(state, func): (n, p25, median, p75)} in the log's order."""
+    """{(state, func): (n, p25, median, p75, tmean)} in the log's order."""
     try:
         text = open(path, errors="replace").read()
     except OSError as e:
@@ -41,20 +47,28 @@ def parse(path):
 
 
 def table(runs):
-    """Rows: (func, state, calls, median, spread, ratio to the reference
-    state, extra instructions), the reference being each function's first
-    state."""
+    """The baseline's cost (None without one) and the rows: (func, state,
+    calls, trimmed mean, median, spread of the trimmed means, net of the
+    baseline, ratio of the net to the reference state's, extra
+    instructions), the reference being each function's first state."""
     keys = list(runs[0])
+    base = None
+    if any(state == "baseline" for state, _ in keys):
+        base = statistics.median(r[k][4] for r in runs for k in r if k[0] == "baseline")
     out, ref = [], {}
     for state, func in keys:
-        meds = [r[(state, func)][2] for r in runs]
+        if state == "baseline":
+            continue
+        means = [r[(state, func)][4] for r in runs]
+        med = statistics.median(r[(state, func)][2] for r in runs)
         calls = statistics.median(r[(state, func)][0] for r in runs)
-        med = statistics.median(meds)
-        ref.setdefault(func, med)
-        base = ref[func]
-        out.append((func, state, calls, med, max(meds) - min(meds),
-                    med / base if base else None, med - base))
-    return out
+        mean = statistics.median(means)
+        net = mean - (base or 0)
+        ref.setdefault(func, (mean, net))
+        ref_mean, ref_net = ref[func]
+        out.append((func, state, calls, mean, med, max(means) - min(means), net,
+                    net / ref_net if ref_net > 0 else None, mean - ref_mean))
+    return base, out
 
 
 def main():
@@ -69,19 +83,23 @@ def main():
         missing = [k for k in runs[0] if k not in r]
         if missing:
             sys.exit(f"sched_cost: {p} lacks {' '.join('/'.join(k) for k in missing)}")
-    rows = table(runs)
-    head = ["function", "state", "calls timed", "instructions (median)", "spread over runs",
-            "ratio to stock", "extra instructions"]
+    base, rows = table(runs)
+    head = ["function", "state", "calls timed", "instructions a call", "median call",
+            "spread over runs", "net of the tracer", "net ratio to stock", "extra instructions"]
 
     def cells(r):
-        func, state, calls, med, spread, ratio, extra = r
-        return [func, state, f"{calls:.0f}", f"{med:.0f}", f"{spread:.0f}",
-                "-" if ratio is None else f"{ratio:.3f}", f"{extra:+.0f}"]
+        func, state, calls, mean, med, spread, net, ratio, extra = r
+        return [func, state, f"{calls:.0f}", f"{mean:.0f}", f"{med:.0f}", f"{spread:.0f}",
+                f"{net:.0f}", "-" if ratio is None else f"{ratio:.3f}", f"{extra:+.0f}"]
 
+    foot = f"{len(runs)} runs (boots)."
+    if base is not None:
+        foot += (f" The tracer's own entry and exit: {base:.0f} instructions a call "
+                 f"(idle_cpu()'s, itself about a dozen), subtracted in the net column. "
+                 f"Instructions a call: the mean of the middle 90% of the calls.")
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     md += ["| " + " | ".join(cells(r)) + " |" for r in rows]
-    md.append("")
-    md.append(f"{len(runs)} runs (boots).")
+    md += ["", foot]
     text = "\n".join(md) + "\n"
     if a.md:
         with open(a.md, "w") as f:
@@ -93,7 +111,7 @@ def main():
                ".. Generated by scripts/sched_cost.py (make sched-cost); do not edit.", "",
                ".. csv-table::", "   :header: " + ", ".join(head), ""]
         rst += ["   " + ", ".join(cells(r)) for r in rows]
-        rst += ["", f"{len(runs)} runs (boots)."]
+        rst += ["", foot]
         with open(a.rst, "w") as f:
             f.write("\n".join(rst) + "\n")
     return 0

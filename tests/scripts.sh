@@ -808,12 +808,18 @@ expect_fail "site cost: runs bad" "SLB_SITE_COST_RUNS='x'" env SLB_SITE_COST_RUN
 # the median over the boots of each boot's median, the spread, and the
 # ratio and difference to the first state; a log without the guest
 # step's lines, a boot missing a state, and a bad run count are refused.
-printf 'SLB-COST stock f 100 10 20 30\nSLB-COST on f 100 10 30 40\n' > "$tmp/cost1.log"
-printf 'SLB-COST stock f 90 10 22 30\nSLB-COST on f 100 10 34 40\n' > "$tmp/cost2.log"
-printf 'SLB-COST stock f 90 10 22 30\n' > "$tmp/cost3.log"
-expect_pass "sched cost: medians over boots, spread, ratio and extra to stock" \
-	"^\| f \| on \| 100 \| 32 \| 4 \| 1\.524 \| \+11 \|$" \
+printf 'SLB-COST stock f 100 10 20 30 21\nSLB-COST on f 100 10 30 40 31\n' > "$tmp/cost1.log"
+printf 'SLB-COST stock f 90 10 22 30 23\nSLB-COST on f 100 10 34 40 35\n' > "$tmp/cost2.log"
+printf 'SLB-COST stock f 90 10 22 30 23\n' > "$tmp/cost3.log"
+expect_pass "sched cost: trimmed means over boots, medians, spread, ratio and extra to stock" \
+	"^\| f \| on \| 100 \| 33 \| 32 \| 4 \| 33 \| 1\.500 \| \+11 \|$" \
 	python3 "$root/scripts/sched_cost.py" "$tmp/cost1.log" "$tmp/cost2.log"
+# The tracer's own cost (state baseline) comes off each median.
+printf 'SLB-COST baseline idle_cpu 500 8 10 12 11\n' | cat - "$tmp/cost1.log" > "$tmp/cost1b.log"
+printf 'SLB-COST baseline idle_cpu 500 8 10 12 11\n' | cat - "$tmp/cost2.log" > "$tmp/cost2b.log"
+expect_pass "sched cost: the tracer's baseline subtracted" \
+	"^\| f \| on \| 100 \| 33 \| 32 \| 4 \| 22 \| 2\.000 \| \+11 \|$" \
+	python3 "$root/scripts/sched_cost.py" "$tmp/cost1b.log" "$tmp/cost2b.log"
 expect_fail "sched cost: a log without the step's lines" "has no 'SLB-COST' line" \
 	python3 "$root/scripts/sched_cost.py" "$tmp/sc1.log"
 expect_fail "sched cost: a boot missing a state" "cost3.log lacks on/f" \
