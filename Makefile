@@ -35,7 +35,7 @@ help:
 	@echo "make sched-cost    instructions per wakeup and per newidle entry, each flag and upstream's (QEMU -icount)"
 	@echo "make rule-cost     instructions per call of each Rust rule against the 6.12 C (callgrind, both overflow modes)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
-	@echo "make calibrate     the simulator against the guest's make bench numbers (Documentation/results/bench.json)"
+	@echo "make calibrate     the simulator against the guest's make bench numbers (GUEST=Documentation/results/bench.json)"
 	@echo "make schedsim-bench  the simulator's speed budget (224 CPUs, 10 s simulated)"
 
 setup:
@@ -84,8 +84,11 @@ rule-cost:
 schedsim:
 	cargo run --release --locked -p schedsim -- experiment all --plot-dir Documentation/schedsim
 
+# GUEST: the bench.json to compare with; the models were fitted to
+# rust/schedsim/tests/data/guest-bench-2026-12-02.json.
+GUEST ?= Documentation/results/bench.json
 calibrate:
-	cargo run --release --locked -p schedsim -- calibrate --guest Documentation/results/bench.json \
+	cargo run --release --locked -p schedsim -- calibrate --guest $(GUEST) \
 		--out Documentation/schedsim/calibration.rst --svg Documentation/schedsim
 
 schedsim-bench:
