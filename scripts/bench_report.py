@@ -574,7 +574,7 @@ def label_of(kind, flag):
         # Only where the run's module had differs counters at all.
         if (any(k.startswith("differs_") for k in MODULE_COUNTERS)
                 and differs_key(flag) not in MODULE_COUNTERS):
-            return f"{flag} (6.12's own; no differs counter)"
+            return f"{flag} (6.12's own)"
         return flag
     if kind == "module":
         return "module loaded"
