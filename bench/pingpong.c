@@ -133,18 +133,33 @@ static long pair_migrations(pid_t child)
 	return m0 >= 0 && m1 >= 0 ? m0 + m1 : -1;
 }
 
-/*
- * The output line, without its newline: @samples is how many times the
- * two ends' CPUs were compared, @apart and @apart_llc how often they
- * differed.
- */
-static void print_result(const char *tag, long rounds, double secs, long samples,
-			 long apart, long apart_llc, long migrations)
+/* Where the two ends ran, sampled once a round by the sender. */
+struct placement {
+	long samples;	/* rounds sampled */
+	long apart;	/* of those, the ends on different CPUs */
+	long apart_llc;	/* on different LLCs */
+};
+
+/* One sample: @peer is the other end's last CPU, -1 before it ran. */
+static void place(struct placement *pl, int peer, int cpu)
 {
+	pl->samples++;
+	if (peer < 0)
+		return;
+	pl->apart += peer != cpu;
+	pl->apart_llc += other_llc(peer, cpu);
+}
+
+/* The output line, without its newline. */
+static void print_result(const char *tag, long rounds, double secs,
+			 const struct placement *pl, long migrations)
+{
+	long n = pl->samples;
+
 	printf("%s%srounds=%ld per_s=%.0f apart=%.4f apart_llc=%.4f migrations=%ld",
 	       tag, *tag ? " " : "", rounds, rounds / secs,
-	       samples ? (double)apart / samples : 0.0,
-	       samples ? (double)apart_llc / samples : 0.0, migrations);
+	       n ? (double)pl->apart / n : 0.0,
+	       n ? (double)pl->apart_llc / n : 0.0, migrations);
 }
 
 #define MSG_BYTES (64 * 1024)
@@ -167,10 +182,11 @@ static int read_full(int fd, unsigned char *buf, size_t len)
 static int stream(long ms)
 {
 	static unsigned char buf[MSG_BYTES];
-	long rounds = 0, apart = 0, apart_llc = 0, migrations;
+	struct placement pl = { 0 };
 	volatile int *child_cpu;
 	double t0, limit;
-	int fds[2], cpu, peer;
+	long migrations;
+	int fds[2];
 	pid_t child;
 
 	child_cpu = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
@@ -195,6 +211,7 @@ static int stream(long ms)
 				sum += buf[i];
 			*child_cpu = sched_getcpu();
 		}
+		/* Uses the sum, so the compiler keeps the loop that reads the bytes. */
 		_exit(sum == 1);
 	}
 	close(fds[0]);
@@ -213,18 +230,12 @@ static int stream(long ms)
 			}
 			put += (size_t)n;
 		}
-		cpu = sched_getcpu();
-		peer = *child_cpu;
-		if (peer >= 0) {
-			apart += peer != cpu;
-			apart_llc += other_llc(peer, cpu);
-		}
-		rounds++;
+		place(&pl, *child_cpu, sched_getcpu());
 	}
 	migrations = pair_migrations(child);
 	close(fds[1]);
 	waitpid(child, NULL, 0);
-	print_result("stream", rounds, now_s() - t0, rounds, apart, apart_llc, migrations);
+	print_result("stream", pl.samples, now_s() - t0, &pl, migrations);
 	printf("\n");
 	return 0;
 }
@@ -257,12 +268,13 @@ static int lo_up(void)
 static int udp_stream(long ms)
 {
 	static unsigned char buf[UDP_BYTES];
-	long sent = 0, apart = 0, apart_llc = 0, migrations;
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	socklen_t alen = sizeof(addr);
+	struct placement pl = { 0 };
 	volatile long *shared;
 	double t0, limit, dt;
-	int rx, tx, cpu, peer;
+	long migrations;
+	int rx, tx;
 	pid_t child;
 
 	if (lo_up()) {
@@ -300,6 +312,7 @@ static int udp_stream(long ms)
 			shared[0] = sched_getcpu();
 			shared[1]++;
 		}
+		/* Uses the sum, so the compiler keeps the loop that reads the bytes. */
 		_exit(sum == 1);
 	}
 	close(rx);
@@ -313,13 +326,7 @@ static int udp_stream(long ms)
 			perror("pingpong: sendto");
 			return 1;
 		}
-		cpu = sched_getcpu();
-		peer = (int)shared[0];
-		if (peer >= 0) {
-			apart += peer != cpu;
-			apart_llc += other_llc(peer, cpu);
-		}
-		sent++;
+		place(&pl, (int)shared[0], sched_getcpu());
 	}
 	dt = now_s() - t0;
 	migrations = pair_migrations(child);
@@ -328,18 +335,19 @@ static int udp_stream(long ms)
 		sendto(tx, buf, 1, 0, (struct sockaddr *)&addr, sizeof(addr));
 		usleep(1000);
 	}
-	print_result("udp", shared[1], dt, sent, apart, apart_llc, migrations);
-	printf(" sent=%ld\n", sent);
+	print_result("udp", shared[1], dt, &pl, migrations);
+	printf(" sent=%ld\n", pl.samples);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	struct placement pl = { 0 };
 	int ping[2], pong[2];
-	long ms, rounds = 0, apart = 0, apart_llc = 0, migrations;
+	long ms, migrations;
 	double t0, limit;
 	pid_t child;
-	int cpu, mode = 0;
+	int mode = 0;
 
 	if (argc == 3 && (!strcmp(argv[1], "-s") || !strcmp(argv[1], "-u")))
 		mode = argv[1][1];
@@ -385,15 +393,12 @@ int main(int argc, char **argv)
 			perror("pingpong: pipe I/O");
 			return 1;
 		}
-		cpu = sched_getcpu();
-		apart += c != (unsigned char)cpu;
-		apart_llc += other_llc(c, cpu);
-		rounds++;
+		place(&pl, c, (unsigned char)sched_getcpu());
 	}
 	migrations = pair_migrations(child);
 	close(ping[1]);
 	waitpid(child, NULL, 0);
-	print_result("", rounds, now_s() - t0, rounds, apart, apart_llc, migrations);
+	print_result("", pl.samples, now_s() - t0, &pl, migrations);
 	printf("\n");
 	return 0;
 }

@@ -45,6 +45,7 @@ domains do not have the expected shape or a run failed.
 """
 
 import argparse
+import functools
 import html
 import json
 import math
@@ -244,7 +245,8 @@ def summarise(vals):
 
 def median_ci(vals, seed, iters=BOOTSTRAP_ITERS, level=0.95):
     """Percentile bootstrap interval of the median of one state's runs,
-    resampled with replacement as ratio_ci() resamples each state."""
+    resampled with replacement (bench.json's ci95, for schedsim
+    calibrate)."""
     rng = random.Random(seed)
     meds = sorted(statistics.median(rng.choices(vals, k=len(vals))) for _ in range(iters))
     tail = (1 - level) / 2
@@ -296,9 +298,11 @@ def t_two_sided_p(t, df):
     return betai(df / 2.0, 0.5, df / (df + t * t))
 
 
+@functools.lru_cache(maxsize=None)
 def t_quantile(q, df):
     """The q quantile (q > 0.5) of Student's t, by bisection on
-    t_two_sided_p (which falls from 1 as t grows)."""
+    t_two_sided_p (which falls from 1 as t grows). Cached: a run asks for
+    the same two quantiles, of the same few df, for every row."""
     lo, hi = 0.0, 1000.0
     for _ in range(200):
         mid = (lo + hi) / 2
@@ -402,7 +406,7 @@ def verdict(st, main=False, p_holm=None):
     if st["ratio"] is None:
         # Enough runs, but no ratio: a counter the flag turns on from 0.
         return "no ratio (off 0)"
-    excl = st["ci"][0] > 1 or st["ci"][1] < 1
+    excl = ci_excludes_one(st["ci"])
     if not main:
         return "excludes 1.0 (unadjusted)" if excl else f"interval reaches +-{reach(st['ci']):.0f}%"
     if p_holm is not None and p_holm < ALPHA:
@@ -561,9 +565,14 @@ def svg_plot(topo, rows):
     return "\n".join(out) + "\n"
 
 
+def ci_excludes_one(ci):
+    """Whether an interval (None: there is none) excludes 1.0."""
+    return ci is not None and (ci[0] > 1 or ci[1] < 1)
+
+
 def excludes_one(r):
     """Whether a row's raw 95% interval excludes 1.0."""
-    return r["ci"] is not None and (r["ci"][0] > 1 or r["ci"][1] < 1)
+    return ci_excludes_one(r["ci"])
 
 
 def label_of(kind, flag):
@@ -687,17 +696,23 @@ def read_conf(path):
     return conf
 
 
+def schedstat_field(name):
+    """The schedstat field a metric name counts ("lb_count" for
+    "lb_count_newidle@MC"), or None when it is no schedstat field."""
+    base = name.split("@")[0]
+    for tname in IDLE_TYPES:
+        if base.endswith("_" + tname):
+            base = base[:-len(tname) - 1]
+    return base if base in LB_FIELDS + TAIL_FIELDS + CPU_FIELDS else None
+
+
 def counter_metric(name):
     """Whether a metric is a count over the run (schedstat or the module's
     debugfs), which --json also gives per second of the run's wall time."""
     if name in MODULE_COUNTERS:
         return True
-    name = name.split("@")[0]
-    for tname in IDLE_TYPES:
-        if name.endswith("_" + tname):
-            name = name[:-len(tname) - 1]
-    return name in LB_FIELDS + TAIL_FIELDS + ["yld_count", "sched_count", "sched_goidle",
-                                              "ttwu_count", "ttwu_local", "pcount"]
+    return schedstat_field(name) in LB_FIELDS + TAIL_FIELDS + [
+        "yld_count", "sched_count", "sched_goidle", "ttwu_count", "ttwu_local", "pcount"]
 
 
 def sig(v):
@@ -797,11 +812,7 @@ def rows_of(per_topo):
 # workloads' and the run's wall time. In a bench.json without its
 # "module_counters" list, every other name is one of the module's.
 def _known_metric(name):
-    base = name.split("@")[0]
-    for tname in IDLE_TYPES:
-        if base.endswith("_" + tname):
-            base = base[:-len(tname) - 1]
-    return (base in LB_FIELDS + TAIL_FIELDS + CPU_FIELDS
+    return (schedstat_field(name) is not None
             or name in ("wall_s", "time_s", "work_ratio", "rounds_per_s", "apart", "apart_llc",
                         "pair_migrations", "min_cpu_ms", "max_cpu_ms", "wake_p50_us",
                         "wake_p99_us"))
@@ -847,11 +858,11 @@ def per_topo_from_json(path):
                 r["id"] = eid
                 runs.append(r)
         per_topo[topo] = (t.get("domains") or [], runs, conf)
-        if "module_counters" in doc:
-            MODULE_COUNTERS.update(doc["module_counters"])
-        else:
-            MODULE_COUNTERS.update(k for r in runs for k in r["m"]
-                                   if not k.startswith("_") and not _known_metric(k))
+    if "module_counters" in doc:
+        MODULE_COUNTERS.update(doc["module_counters"])
+    else:
+        MODULE_COUNTERS.update(k for _, runs, _ in per_topo.values() for r in runs
+                               for k in r["m"] if not k.startswith("_") and not _known_metric(k))
     return per_topo, warmup
 
 

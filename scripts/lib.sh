@@ -211,6 +211,30 @@ flavor_kernel_and_module() {
 	export SLB_MODULE="$SLB_CACHE/guest-modules/module-$SLB_FLAVOR.ko"
 }
 
+# icount_runs KNOB VALUE: dies unless VALUE, the boots knob KNOB asked
+# for, is a whole number above 0 (checked before anything is built).
+icount_runs() {
+	case $2 in
+	'' | *[!0-9]* | 0) die "$1='$2': expected a whole number of runs above 0" ;;
+	esac
+}
+
+# icount_boots NAME PLAN SMP RUNS OUT: boots the $SLB_FLAVOR kernel RUNS
+# times under QEMU -icount shift=0,sleep=off, where the guest's clock
+# advances a nanosecond per instruction executed, running guest PLAN on
+# -smp SMP (make site-cost, make sched-cost). Each console log is copied
+# to OUT/runI.log and listed in the array icount_logs. SLB_BENCH_DIR and
+# SLB_BOOT_TIMEOUT pass through to boot.sh.
+icount_boots() {
+	local i
+	icount_logs=()
+	for i in $(seq 1 "$4"); do
+		SLB_QEMU_EXTRA="-icount shift=0,sleep=off" "$SLB_ROOT/scripts/boot.sh" "$1-$i" "$2" "$3"
+		cp "$SLB_LOGS/$1-$i.console.log" "$5/run$i.log"
+		icount_logs+=("$5/run$i.log")
+	done
+}
+
 # qemu_numa SIZE:CPUS...: QEMU arguments for one NUMA node per argument,
 # node i with SIZE of memory (the sizes add up to boot.sh's -m) and the
 # CPUS range, or none ("512M:") for a memory-only node.

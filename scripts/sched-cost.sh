@@ -34,9 +34,7 @@ export SLB_FLAVOR=${SLB_FLAVOR:-plain}
 . "$(dirname "$0")/lib.sh"
 
 runs=${SLB_SCHED_COST_RUNS:-5}
-case $runs in
-'' | *[!0-9]* | 0) die "SLB_SCHED_COST_RUNS='$runs': expected a whole number of runs above 0" ;;
-esac
+icount_runs SLB_SCHED_COST_RUNS "$runs"
 out=$SLB_CACHE/sched-cost
 need_tool qemu-system-x86_64
 need_tool python3
@@ -62,17 +60,10 @@ echo "idle_cpu" > "$out/guest/cost_baseline"
 # Two hackbench groups on smt2's 8 vCPUs: wakeups that scan, CPUs that go
 # newly idle, and tasks to steal.
 echo "/bin/hackbench -g 2 -l 100" > "$out/guest/cost_cmd"
-echo 1 > "$out/guest/reps"
-logs=()
-for i in $(seq 1 "$runs"); do
-	SLB_BENCH_DIR="$out/guest" SLB_QEMU_EXTRA="-icount shift=0,sleep=off" \
-		SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-1800} \
-		"$SLB_ROOT/scripts/boot.sh" "sched-cost-$i" "schedcost" "8,sockets=2,cores=2,threads=2"
-	cp "$SLB_LOGS/sched-cost-$i.console.log" "$out/run$i.log"
-	logs+=("$out/run$i.log")
-done
+SLB_BENCH_DIR="$out/guest" SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-1800} \
+	icount_boots sched-cost schedcost "8,sockets=2,cores=2,threads=2" "$runs" "$out"
 stage "sched cost report"
 python3 "$SLB_ROOT/scripts/sched_cost.py" --md "$out/sched_cost.md" \
-	--rst "$SLB_ROOT/Documentation/results/sched_cost.rst" "${logs[@]}"
+	--rst "$SLB_ROOT/Documentation/results/sched_cost.rst" "${icount_logs[@]}"
 stage_end
 cat "$out/sched_cost.md"

@@ -21,26 +21,18 @@ export SLB_FLAVOR=${SLB_FLAVOR:-plain}
 . "$(dirname "$0")/lib.sh"
 
 runs=${SLB_SITE_COST_RUNS:-5}
-case $runs in
-'' | *[!0-9]* | 0) die "SLB_SITE_COST_RUNS='$runs': expected a whole number of runs above 0" ;;
-esac
+icount_runs SLB_SITE_COST_RUNS "$runs"
 out=$SLB_CACHE/site-cost
 need_tool qemu-system-x86_64
 need_tool python3
 flavor_kernel_and_module
 rm -rf "$out"
 mkdir -p "$out"
-logs=()
-for i in $(seq 1 "$runs"); do
-	# One vCPU: under -icount every vCPU advances the one virtual clock,
-	# so a second one's ticks would be counted with the loop.
-	SLB_QEMU_EXTRA="-icount shift=0,sleep=off" SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-900} \
-		"$SLB_ROOT/scripts/boot.sh" "site-cost-$i" "kunit unload" 1
-	cp "$SLB_LOGS/site-cost-$i.console.log" "$out/run$i.log"
-	logs+=("$out/run$i.log")
-done
+# One vCPU: under -icount every vCPU advances the one virtual clock, so a
+# second one's ticks would be counted with the loop.
+SLB_BOOT_TIMEOUT=${SLB_BOOT_TIMEOUT:-900} icount_boots site-cost "kunit unload" 1 "$runs" "$out"
 stage "site cost report"
 python3 "$SLB_ROOT/scripts/site_cost.py" --md "$out/site_cost.md" \
-	--rst "$SLB_ROOT/Documentation/results/site_cost.rst" "${logs[@]}"
+	--rst "$SLB_ROOT/Documentation/results/site_cost.rst" "${icount_logs[@]}"
 stage_end
 cat "$out/site_cost.md"
