@@ -209,6 +209,12 @@ experiments_of() {
 		[ "$quick" = 1 ] && return
 		echo "buddy_llc2 flag BALANCE_IDLE_LLC2 $pp $pp_ms"
 		echo "buddy_idle_cpus flag BALANCE_IDLE_CPUS $pp $pp_ms"
+		# The split made to happen: with wake-affine off in both states
+		# (NO_WA_IDLE, NO_WA_WEIGHT) a wakee stays in its own LLC, so
+		# nothing pulls the ends back together once fork or a balance
+		# has put them apart. What the threshold decides then shows.
+		echo "stream_nowa_llc2 flag NO_WA_IDLE+NO_WA_WEIGHT+BALANCE_IDLE_LLC2 $pp -u $pp_ms"
+		echo "stream_nowa_idle_cpus flag NO_WA_IDLE+NO_WA_WEIGHT+BALANCE_IDLE_CPUS $pp -u $pp_ms"
 		;;
 	smt2)
 		if [ "$hooks" = 1 ]; then

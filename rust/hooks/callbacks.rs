@@ -53,6 +53,11 @@ use crate::policy::{avg_load, avg_load::AvgLoadInput, detach_load};
 /// This and the four callbacks after it take scalars, in registers, so
 /// they read no memory of the kernel's and need no `# Safety`; bindgen
 /// still types them `unsafe` in the table.
+///
+/// Each of the five first answers a call with its flags at their 6.12
+/// values and its event off, the common case, with the rule and the
+/// call's count alone, and leaves every other call to its `_judged`
+/// twin, out of line (see [`Judged::unjudged()`]).
 pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
     local_idle_cpus: u32,
     busiest_idle_cpus: u32,
@@ -61,15 +66,52 @@ pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
     balance_idle_llc2: bool,
 ) -> bool {
     let flags = [balance_idle_cpus, balance_idle_llc2];
-    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module
-    // doc). The same holds for every `judge()` and `record()` below.
+    if IDLE_CPUS_VERDICT.unjudged(
+        flags,
+        COUNT && trace_on!(__tracepoint_sched_lb_idle_cpus_balanced),
+    ) {
+        let hit = idle_cpus_rule(local_idle_cpus, busiest_idle_cpus, llc_size, flags);
+        // SAFETY: a callback; `COUNT` instances run only from `OPS` (module
+        // doc). The same holds for every `judge()` and `record()` below.
+        return unsafe { IDLE_CPUS.record::<COUNT>(hit, flags) };
+    }
+    idle_cpus_balanced_judged::<COUNT>(
+        local_idle_cpus,
+        busiest_idle_cpus,
+        llc_size,
+        balance_idle_cpus,
+        balance_idle_llc2,
+    )
+}
+
+#[inline(always)]
+fn idle_cpus_rule(
+    local_idle_cpus: u32,
+    busiest_idle_cpus: u32,
+    llc_size: u32,
+    [balance_idle_cpus, balance_idle_llc2]: [bool; 2],
+) -> bool {
+    let flags = IdleCpusFlags {
+        balance_idle_cpus,
+        balance_idle_llc2,
+    };
+    idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags)
+}
+
+#[cold]
+#[inline(never)]
+fn idle_cpus_balanced_judged<const COUNT: bool>(
+    local_idle_cpus: u32,
+    busiest_idle_cpus: u32,
+    llc_size: u32,
+    balance_idle_cpus: bool,
+    balance_idle_llc2: bool,
+) -> bool {
+    let flags = [balance_idle_cpus, balance_idle_llc2];
+    // SAFETY: as above.
     let v = unsafe {
-        IDLE_CPUS_VERDICT.judge::<COUNT, _>(flags, |[balance_idle_cpus, balance_idle_llc2]| {
-            let flags = IdleCpusFlags {
-                balance_idle_cpus,
-                balance_idle_llc2,
-            };
-            idle_cpus::is_balanced(local_idle_cpus, busiest_idle_cpus, llc_size, flags)
+        IDLE_CPUS_VERDICT.judge::<COUNT, _>(flags, |f| {
+            idle_cpus_rule(local_idle_cpus, busiest_idle_cpus, llc_size, f)
         })
     };
     emit!(
@@ -93,6 +135,36 @@ pub(crate) extern "C" fn idle_cpus_balanced<const COUNT: bool>(
 /// Guittot, "[PATCH 1/4] sched/fair: relax constraint on task's load
 /// during load balance" (2020): the `migrate_load` test of `detach_tasks()`.
 pub(crate) extern "C" fn detach_skip<const COUNT: bool>(
+    load: u64,
+    imbalance: i64,
+    nr_balance_failed: u32,
+    cache_nice_tries: u32,
+    relax_failed: bool,
+) -> bool {
+    let flags = [relax_failed];
+    if DETACH_VERDICT.unjudged(flags, COUNT && trace_on!(__tracepoint_sched_lb_detach_skip)) {
+        let hit = detach_load::should_skip(
+            load,
+            imbalance,
+            nr_balance_failed,
+            cache_nice_tries,
+            relax_failed,
+        );
+        // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+        return unsafe { DETACH.record::<COUNT>(hit, flags) };
+    }
+    detach_skip_judged::<COUNT>(
+        load,
+        imbalance,
+        nr_balance_failed,
+        cache_nice_tries,
+        relax_failed,
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn detach_skip_judged<const COUNT: bool>(
     load: u64,
     imbalance: i64,
     nr_balance_failed: u32,
@@ -140,16 +212,38 @@ pub(crate) extern "C" fn avg_load_balanced<const COUNT: bool>(
     above_llc: bool,
     reduced: bool,
 ) -> bool {
+    let input = AvgLoadInput {
+        busiest_avg_load,
+        local_avg_load,
+        imbalance_pct,
+        above_llc,
+        reduced,
+    };
+    if AVG_LOAD_VERDICT.unjudged(
+        [reduced],
+        COUNT && trace_on!(__tracepoint_sched_lb_avg_load_balanced),
+    ) {
+        let hit = avg_load::balanced(input);
+        // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+        return unsafe { AVG_LOAD.record::<COUNT>(hit, [reduced]) };
+    }
+    avg_load_balanced_judged::<COUNT>(input)
+}
+
+#[cold]
+#[inline(never)]
+fn avg_load_balanced_judged<const COUNT: bool>(input: AvgLoadInput) -> bool {
+    let AvgLoadInput {
+        busiest_avg_load,
+        local_avg_load,
+        imbalance_pct,
+        above_llc,
+        reduced,
+    } = input;
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
     let v = unsafe {
         AVG_LOAD_VERDICT.judge::<COUNT, _>([reduced], |[reduced]| {
-            avg_load::balanced(AvgLoadInput {
-                busiest_avg_load,
-                local_avg_load,
-                imbalance_pct,
-                above_llc,
-                reduced,
-            })
+            avg_load::balanced(AvgLoadInput { reduced, ..input })
         })
     };
     emit!(
@@ -182,18 +276,65 @@ pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
 ) -> u64 {
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
     unsafe { INTERVAL.record::<COUNT>(cpu_busy, [busy_dec]) };
-    // Milliseconds to jiffies at the HZ of the kernel this module was built
-    // against (its vermagic ties the two), with that HZ's constants folded
-    // in, as in the C. Not `bindings::HZ`: bindgen gives the uapi USER_HZ
-    // (100) for that name.
-    // SAFETY: as above.
+    if INTERVAL_VERDICT.unjudged(
+        [busy_dec],
+        COUNT && trace_on!(__tracepoint_sched_lb_balance_interval),
+    ) {
+        return interval_rule(
+            balance_interval_ms,
+            busy_factor,
+            max_interval_jiffies,
+            cpu_busy,
+            busy_dec,
+        );
+    }
+    balance_interval_judged::<COUNT>(
+        balance_interval_ms,
+        busy_factor,
+        max_interval_jiffies,
+        cpu_busy,
+        busy_dec,
+    )
+}
+
+/// Milliseconds to jiffies at the HZ of the kernel this module was built
+/// against (its vermagic ties the two), with that HZ's constants folded in,
+/// as in the C. Not `bindings::HZ`: bindgen gives the uapi USER_HZ (100)
+/// for that name.
+#[inline(always)]
+fn interval_rule(
+    balance_interval_ms: u32,
+    busy_factor: u32,
+    max_interval_jiffies: u64,
+    cpu_busy: bool,
+    busy_dec: bool,
+) -> u64 {
+    balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
+        balance_interval_ms,
+        busy_factor,
+        cpu_busy,
+        max_interval_jiffies,
+        busy_dec,
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn balance_interval_judged<const COUNT: bool>(
+    balance_interval_ms: u32,
+    busy_factor: u32,
+    max_interval_jiffies: u64,
+    cpu_busy: bool,
+    busy_dec: bool,
+) -> u64 {
+    // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
     let v = unsafe {
         INTERVAL_VERDICT.judge::<COUNT, _>([busy_dec], |[busy_dec]| {
-            balance_interval::sd_balance_interval_jiffies_hz::<{ bindings::CONFIG_HZ }>(
+            interval_rule(
                 balance_interval_ms,
                 busy_factor,
-                cpu_busy,
                 max_interval_jiffies,
+                cpu_busy,
                 busy_dec,
             )
         })
@@ -225,6 +366,43 @@ pub(crate) extern "C" fn balance_interval<const COUNT: bool>(
 /// adds the two, so the sum goes in as the walk's cost and the domain's
 /// part as 0.
 pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
+    avg_idle_ns: u64,
+    cost_ns: u64,
+    consecutive_failures: u32,
+    backoff: bool,
+    migration_cost_ns: u64,
+    migration_cost: bool,
+) -> bool {
+    let flags = [backoff, migration_cost];
+    if NEWIDLE_VERDICT.unjudged(
+        flags,
+        COUNT && trace_on!(__tracepoint_sched_lb_newidle_stop),
+    ) {
+        let stop = newidle_walk::stop_at_domain(WalkStep {
+            avg_idle_ns,
+            curr_cost_ns: cost_ns,
+            max_newidle_lb_cost_ns: 0,
+            migration_cost_ns,
+            consecutive_failures,
+            newidle_backoff: backoff,
+            sd_migration_cost: migration_cost,
+        });
+        // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
+        return unsafe { NEWIDLE.record::<COUNT>(stop, flags) };
+    }
+    newidle_stop_judged::<COUNT>(
+        avg_idle_ns,
+        cost_ns,
+        consecutive_failures,
+        backoff,
+        migration_cost_ns,
+        migration_cost,
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn newidle_stop_judged<const COUNT: bool>(
     avg_idle_ns: u64,
     cost_ns: u64,
     consecutive_failures: u32,

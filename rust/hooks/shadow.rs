@@ -104,6 +104,19 @@ impl<const N: usize> Judged<N> {
         on
     }
 
+    /// Whether a call needs no judging: every flag at its 6.12 value (so
+    /// the policy's answer is stock's, nothing differs and shadow holds
+    /// nothing back, see `policy::verdict`) and the hook's event off
+    /// (`event_on`: an enabled event records the verdict). Such a call is
+    /// answered by the rule alone; the callback's judged path, out of line
+    /// and cold, takes every other. Kept together, the judged path's calls
+    /// and loops made the callback save six callee-saved registers on
+    /// every call, stock's too (`make site-cost`, issue 31).
+    #[inline(always)]
+    pub(crate) fn unjudged(&self, set: [bool; N], event_on: bool) -> bool {
+        set == self.stock && !event_on
+    }
+
     /// Judges one call of `rule` with the flags as the call site handed
     /// them, and counts what differed when `COUNT`.
     ///
