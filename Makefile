@@ -11,12 +11,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
+.PHONY: help setup kernel module run shell test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
 	@echo "make run           main job: setup, patch, build, boot, KUnit, flags"
 	@echo "make test          all tests (cargo, scripts, checkpatch, KUnit in QEMU)"
+	@echo "make shell         a shell in the patched kernel with the module loaded (TOPOLOGY=smt2 FLAVOR=plain)"
 	@echo "make setup         install packages, rust-src, bindgen-cli"
 	@echo "make kernel        unpack linux-source-6.12, git am patches/, build"
 	@echo "make module        build sched_lb_rs.ko against KDIR"
@@ -30,7 +31,7 @@ help:
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
 	@echo "make fuzz          10^7 inputs per hook across the C/Rust boundary (~2 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
-	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~7 min)"
+	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~10 min)"
 	@echo "make site-cost     instructions per call of each hooked call site, stock and hooked (QEMU -icount)"
 	@echo "make sched-cost    instructions per wakeup and per newidle entry, each flag and upstream's (QEMU -icount)"
 	@echo "make rule-cost     instructions per call of each Rust rule against the 6.12 C (callgrind, both overflow modes)"
@@ -74,6 +75,10 @@ bench-hooks:
 
 site-cost:
 	@scripts/site-cost.sh
+
+# An interactive guest: TOPOLOGY (smt2, ...) and FLAVOR (plain, test, kcsan).
+shell:
+	@TOPOLOGY="$(TOPOLOGY)" FLAVOR="$(FLAVOR)" scripts/shell.sh
 
 sched-cost:
 	@scripts/sched-cost.sh

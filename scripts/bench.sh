@@ -64,13 +64,6 @@ out=${SLB_BENCH_OUT:-$out_default}
 # depends on. Refused before anything is built.
 jobs=${SLB_BENCH_JOBS:-1}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "SLB_BENCH_JOBS=$jobs: need a whole number of guests, 1 or more"
-need_tool valgrind
-need_tool python3
-need_tool cargo
-flavor_kernel_and_module
-rm -rf "$out"
-mkdir -p "$out"
-
 # Full runs: 11 alternated runs per state, the first of each dropped as
 # warm-up, so each verdict rests on 10 against 10 (bench_report.py:
 # bootstrap intervals need at least 5 a state).
@@ -84,12 +77,21 @@ if [ "$quick" = 1 ]; then
 else
 	reps=${SLB_BENCH_REPS:-11} warmup=${SLB_BENCH_WARMUP:-1} spin_ms=4000 pp_ms=3000 rr_ms=3000 hb_loops=80
 	fair_ms=${SLB_BENCH_FAIR_MS:-20000}
-	topologies=${SLB_BENCH_TOPOLOGIES:-guittot x5472 smt2 smt4 numa2 llc16}
+	topologies=${SLB_BENCH_TOPOLOGIES:-$(slb_topologies | cut -d' ' -f1 | paste -sd' ')}
 fi
+for t in $topologies; do
+	topology_field "$t" 2 > /dev/null
+done
 [[ "$fair_ms" =~ ^[1-9][0-9]*$ ]] || die "SLB_BENCH_FAIR_MS=$fair_ms: need a whole number of milliseconds"
 [ "$hooks" = 1 ] && topologies=smt2
 [[ "$reps" =~ ^[0-9]+$ && "$warmup" =~ ^[0-9]+$ && $warmup -lt $reps ]] ||
 	die "SLB_BENCH_REPS=$reps, SLB_BENCH_WARMUP=$warmup: need whole numbers, fewer warm-up runs than runs"
+need_tool valgrind
+need_tool python3
+need_tool cargo
+flavor_kernel_and_module
+rm -rf "$out"
+mkdir -p "$out"
 
 # The SLB_HOOKS_OFF switches of the hook table (rust/hooks.rs), as the
 # module states them in .modinfo; the ones
@@ -137,35 +139,8 @@ stage "bench: instructions per rule call (callgrind)"
 stage_end
 }
 
-# topology -> QEMU -smp, extra QEMU arguments, the domain levels and spans
-# cpu0 must have (checked by bench_report.py), and the experiments.
+# The topologies (smp_of, extra_of, domains_of) are lib.sh's list.
 hb="/bin/hackbench -g 2 -l $hb_loops"
-smp_of() {
-	case $1 in
-	guittot) echo "8,sockets=2,cores=4,threads=1" ;;
-	x5472) echo "8,sockets=4,cores=2,threads=1" ;;
-	smt2) echo "8,sockets=2,cores=2,threads=2" ;;
-	smt4) echo "8,sockets=1,cores=2,threads=4" ;;
-	numa2) echo "8,sockets=2,cores=4,threads=1" ;;
-	llc16) echo "16,sockets=1,cores=16,threads=1" ;;
-	*) die "unknown topology $1" ;;
-	esac
-}
-extra_of() {
-	case $1 in
-	numa2) qemu_numa 1G:0-3 1G:4-7 ;;
-	esac
-}
-domains_of() {
-	case $1 in
-	guittot) echo "MC:4 PKG:8" ;;
-	x5472) echo "MC:2 PKG:8" ;;
-	smt2) echo "SMT:2 MC:4 PKG:8" ;;
-	smt4) echo "SMT:4 MC:8" ;;
-	numa2) echo "MC:4 NUMA:8" ;;
-	llc16) echo "MC:16" ;;
-	esac
-}
 # An experiment: "ID KIND FLAG COMMAND". KIND flag: FLAG off against on,
 # FLAG being "BASE+...+FLAG" with the bases set in both states (NO_X: X
 # off in both, how upstream's own flags are held still or compared);

@@ -16,6 +16,8 @@ DEB_PKGS=(
 	qemu-system-x86 busybox-static
 	rt-tests
 	libc6-dev valgrind
+	# make test drives make shell as a person would, through tmux.
+	tmux
 	# Debian's own kernel configs, for make check-configs.
 	linux-config-6.12
 )

@@ -18,6 +18,8 @@
 #      module whose every checked answer the kernel must refuse, a smoke
 #      run of the benchmark harness, the module unloaded, no splat (BUG,
 #      WARNING, KASAN, UBSAN, lockdep, RCU) in the log.
+#   6. make shell, typed into a tmux pane (tests/shell.sh): a flag
+#      flipped and read back, hackbench, a counter, poweroff.
 # Ends with one "N passed, M failed" line over all of them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -179,6 +181,18 @@ grep -qE '^\| test \| smoke_spin \| lb_count@[A-Z]+ \| [1-9]' "$smoke/results.md
 log "bench smoke: $bench_rows table rows"
 stage_end
 
+stage "make shell, typed into tmux"
+# The kernel and module this run built and tested, on x5472.
+shell_log=$SLB_LOGS/shell-test.log
+SLB_KERNEL=$SLB_OUT/arch/x86/boot/bzImage SLB_MODULE=$SLB_ROOT/sched_lb_rs.ko FLAVOR=$SLB_FLAVOR \
+	"$SLB_ROOT/tests/shell.sh" > "$shell_log" 2>&1 || {
+	tail -40 "$shell_log" >&2
+	die "make shell failed its tmux test (log: $shell_log)"
+}
+shell_pass=$(sed -n 's/^shell: \([0-9]*\) passed$/\1/p' "$shell_log")
+[ -n "$shell_pass" ] || die "tests/shell.sh printed no count (log: $shell_log)"
+stage_end
+
 kunit_line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$SLB_LOGS/test.kunit.txt" | tail -1)
 kunit_pass=$(sed -n 's/.*passed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
 kunit_fail=$(sed -n 's/.*failed: \([0-9]*\).*/\1/p' <<< "$kunit_line")
@@ -199,7 +213,8 @@ echo "cargo:   $cargo_pass passed, $cargo_fail failed"
 echo "scripts: $script_pass passed"
 echo "KUnit:   ${kunit_line#*] }"
 echo "guest:   $guest_pass checks passed"
+echo "shell:   $shell_pass checks passed"
 echo "stage times (s):"
 sed 's/^/  /' "$SLB_LOGS/stage-times"
 echo "total: $(( $(date +%s) - t0 ))s"
-echo "sched-lb-rs: $((cargo_pass + script_pass + kunit_pass + guest_pass)) passed, $((cargo_fail + ${kunit_fail:-0})) failed"
+echo "sched-lb-rs: $((cargo_pass + script_pass + kunit_pass + guest_pass + shell_pass)) passed, $((cargo_fail + ${kunit_fail:-0})) failed"

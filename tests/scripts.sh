@@ -232,6 +232,14 @@ expect_fail "bench without a kernel" "no kernel at .*: unset SLB_KERNEL" \
 # Refused before the kernel is looked for (which would fail otherwise).
 expect_fail "bench with no guest slots" "SLB_BENCH_JOBS=0: need a whole number of guests" \
 	env SLB_KERNEL="$tmp/no-bzImage" SLB_BENCH_JOBS=0 QUICK=1 "$root/scripts/bench.sh"
+# One list of topologies (lib.sh): an unknown name is refused, with the
+# known ones, before the kernel is looked for.
+expect_fail "bench on an unknown topology" "unknown topology 'nope': one of guittot x5472 smt2 smt4 numa2 llc16" \
+	env SLB_KERNEL="$tmp/no-bzImage" SLB_BENCH_TOPOLOGIES="smt2 nope" "$root/scripts/bench.sh"
+expect_fail "shell on an unknown topology" "unknown topology 'nope': one of guittot x5472 smt2 smt4 numa2 llc16" \
+	env SLB_KERNEL="$tmp/no-bzImage" TOPOLOGY=nope "$root/scripts/shell.sh"
+expect_fail "shell without a terminal" "make shell is interactive: run it in a terminal" \
+	env SLB_KERNEL="$tmp/no-bzImage" TOPOLOGY=smt2 "$root/scripts/shell.sh"
 printf 'SLB: boot\nSLB: done\n' > "$tmp/empty.log"
 expect_fail "bench report of a log without runs" "x: no benchmark runs" \
 	python3 "$root/scripts/bench_report.py" --md "$tmp/r.md" "x=$tmp/empty.log"
