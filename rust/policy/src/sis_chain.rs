@@ -244,7 +244,7 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
 /// What a finished scan leaves behind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Accounted {
-    /// The LLC's (here: the waker's) per-CPU scan cost average, ns.
+    /// The waking CPU's scan cost average, ns (`rq->sis_avg_scan_cost`, per CPU since patch 0012).
     pub avg_scan_cost_ns: u64,
     /// This CPU's predicted idle time after the scan, ns.
     pub wake_avg_ns: u64,

@@ -40,14 +40,24 @@ pub const SD_NUMA: u32 = 1 << 3;
 /// `SD_SERIALIZE`: one CPU at a time balances it.
 pub const SD_SERIALIZE: u32 = 1 << 4;
 
-/// Jain's (2018) per-level migration costs, in ns (the defaults of the series'
-/// `sched_lb_migration_cost_ns[]`, debugfs `migration_cost_ns/`).
+// SD_MIGRATION_COST's cost of each level, in ns: the defaults of patch
+// 0009's `sched_lb_migration_cost_ns[]` (`kernel/sched/lb_hooks.c`,
+// debugfs `migration_cost_ns/{smt,llc,pkg,numa}`), after Jain's RFC
+// (2018). `tests/patch_defaults.rs` reads them out of the patch, so a
+// change on either side fails the tests.
+
+/// SMT level (`SD_SHARE_CPUCAPACITY`): 0, the siblings share every cache.
 pub const MIGRATION_COST_SMT_NS: u64 = 0;
-/// LLC level, 50 us.
+/// LLC level (`SD_SHARE_LLC`): 50 us.
 pub const MIGRATION_COST_LLC_NS: u64 = 50_000;
-/// PKG level: the RFC left the DIE level at 0.
-pub const MIGRATION_COST_PKG_NS: u64 = 0;
-/// NUMA level, 500 us (the thread caught it written as 5000 us).
+/// PKG level (any other level below NUMA): 50 us, the LLC's. Jain's RFC
+/// left it at 0; the series does not, because a PKG domain that is not the
+/// LLC joins several LLCs, and a pull across it loses at least what a pull
+/// inside one LLC does (0 would let the walk reach further at PKG than at
+/// the LLC below it).
+pub const MIGRATION_COST_PKG_NS: u64 = 50_000;
+/// NUMA level (`SD_NUMA`): 500 us (the thread caught it written as
+/// 5000 us).
 pub const MIGRATION_COST_NUMA_NS: u64 = 500_000;
 
 /// Topology level a domain was built from.
@@ -227,7 +237,9 @@ pub struct Domain {
     pub max_interval_ms: u32,
     /// `sd->imb_numa_nr`.
     pub imb_numa_nr: u32,
-    /// Jain 2018: the migration cost of this level, ns.
+    /// SD_MIGRATION_COST's cost of this level (Jain 2018), ns: one of the
+    /// `MIGRATION_COST_*_NS`, chosen as patch 0010's
+    /// `sd_migration_cost_ns()` chooses it.
     pub migration_cost_ns: u64,
 }
 
@@ -468,6 +480,7 @@ impl Topology {
                 } else {
                     (117, 1)
                 };
+                // sd_migration_cost_ns(): NUMA, else SMT, else LLC, else PKG.
                 let migration_cost_ns = if lvl.flags & SD_NUMA != 0 {
                     MIGRATION_COST_NUMA_NS
                 } else if lvl.flags & SD_SHARE_CPUCAPACITY != 0 {
@@ -662,6 +675,13 @@ mod tests {
         assert_eq!(numa.cache_nice_tries, 2);
         assert_eq!(numa.migration_cost_ns, MIGRATION_COST_NUMA_NS);
         assert_eq!(t.domains[0][1].migration_cost_ns, MIGRATION_COST_LLC_NS);
+        assert_eq!(t.domains[0][0].migration_cost_ns, MIGRATION_COST_SMT_NS);
+        // A PKG level above the LLC (2x4's clusters): the PKG cost, which is
+        // never below the LLC's (patch 0009).
+        let t = Topology::preset("2x4").unwrap();
+        assert_eq!(t.domains[0][1].kind, LevelKind::Pkg);
+        assert_eq!(t.domains[0][1].migration_cost_ns, MIGRATION_COST_PKG_NS);
+        const { assert!(MIGRATION_COST_PKG_NS >= MIGRATION_COST_LLC_NS) };
         // One LLC per node: 12.5% of the node, 112 >> 3.
         assert_eq!(numa.imb_numa_nr, 14);
         let t = Topology::preset("xeon2x22").unwrap();

@@ -90,7 +90,8 @@ pub const NICE_0_LOAD: u64 = 1024;
 pub const CAPACITY: u64 = 1024;
 /// `sysctl_sched_migration_cost`: 500 us.
 pub const MIGRATION_COST_NS: u64 = 500_000;
-/// Bits per cache line of STEAL's sparsemask (Sistare: 8).
+/// Bits per cache line of STEAL's sparsemask (Sistare: 8): patch 0015's
+/// `SCHED_LB_STEAL_BITS_PER_LINE`, which `tests/patch_defaults.rs` reads.
 pub const SPARSE_BITS_PER_LINE: u32 = 8;
 /// Idle balancing passes one `go_idle()` makes when each pulled only a
 /// delayed task, which the pick then dequeues. The kernel loops until a
@@ -340,6 +341,12 @@ pub struct Rq {
     pub avg_idle_ns: u64,
     /// `rq->max_idle_balance_cost`.
     pub max_idle_balance_cost_ns: u64,
+    /// SIS_PROP `rq->sis_avg_scan_cost` (patch 0012, RFC 01): what one
+    /// loop of this CPU's own scans has cost on average. Per CPU, as the
+    /// series keeps it: read and written only by the waking CPU's scans,
+    /// so CPUs of one LLC never share it (`sd_llc_shared` would have every
+    /// wakeup of the LLC write the line every wakeup reads).
+    pub sis_avg_scan_cost_ns: u64,
     /// SIS_AGE `rq->wake_avg`.
     pub wake_avg_ns: u64,
     /// SIS_AGE `rq->wake_stamp`, jiffies.
@@ -374,8 +381,6 @@ pub struct LlcShared {
     pub nr_idle_scan: u32,
     /// `has_idle_cores`.
     pub has_idle_cores: bool,
-    /// RFC 01's `avg_scan_cost`, ns.
-    pub avg_scan_cost_ns: u64,
     /// STEAL's overloaded CPUs of this LLC, sparsemask layout, element
     /// `cpu - overloaded_base`: the LLC's own lines, as `struct sched_lb_llc`
     /// lays them out. Cells behind an `Rc` because `steal::victims` walks the
@@ -487,6 +492,8 @@ impl Sim {
                 idle_stamp_ns: 0,
                 avg_idle_ns: 2 * MIGRATION_COST_NS,
                 max_idle_balance_cost_ns: MIGRATION_COST_NS,
+                // struct rq is zeroed at boot: no scan has cost anything.
+                sis_avg_scan_cost_ns: 0,
                 wake_avg_ns: 2 * MIGRATION_COST_NS,
                 wake_stamp: 0,
                 next_balance: 0,
@@ -530,7 +537,6 @@ impl Sim {
                 LlcShared {
                     nr_idle_scan: s.weight(),
                     has_idle_cores: true,
-                    avg_scan_cost_ns: 0,
                     overloaded: (0..words).map(|_| Cell::new(0)).collect(),
                     overloaded_base: base,
                 }

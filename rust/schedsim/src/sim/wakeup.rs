@@ -305,6 +305,10 @@ impl Sim {
     /// The series' scan: the policy crate's chain, the one the kernel's
     /// `sis_select`/`sis_account` hooks run; the simulator only supplies
     /// the LLC view, charges the scan's time and stores what it returns.
+    /// Everything the scan reads and writes of its own is the waking CPU's
+    /// (`this_rq()` in patch 0012's `sched_lb_select_idle_cpu()`):
+    /// `avg_idle`, SIS_AGE's `wake_avg` and the average scan cost; the
+    /// LLC's are only `nr_idle_scan` and `has_idle_cores`.
     pub(super) fn sis_policy_scan(
         &mut self,
         _t: usize,
@@ -330,7 +334,7 @@ impl Sim {
             },
             now_jiffies: self.jiffies(),
             avg_idle_ns: rq.avg_idle_ns,
-            avg_scan_cost_ns: self.llc[llc].avg_scan_cost_ns,
+            avg_scan_cost_ns: rq.sis_avg_scan_cost_ns,
             span_weight: topo.llc_span[llc].weight(),
             util_nr: self.llc[llc].nr_idle_scan + 1,
             smt_weight: topo.smt_weight,
@@ -361,15 +365,17 @@ impl Sim {
         self.stats.sis_scans += 1;
         let ns = self.charge_scan(this_cpu, visited);
         self.schedstat.module.sis_account_scan_ns += ns;
+        // The waking CPU's own average, as patch 0012's shim reads and
+        // writes `this_rq->sis_avg_scan_cost`, not the LLC's.
         let rq = &mut self.rqs[this_cpu as usize];
         let done = sis_chain::account(
-            self.llc[llc].avg_scan_cost_ns,
+            rq.sis_avg_scan_cost_ns,
             rq.wake_avg_ns,
             ns,
             scan.loops,
             f.sis_once,
         );
-        self.llc[llc].avg_scan_cost_ns = done.avg_scan_cost_ns;
+        rq.sis_avg_scan_cost_ns = done.avg_scan_cost_ns;
         rq.wake_avg_ns = done.wake_avg_ns;
         scan.cpu
     }
@@ -418,5 +424,76 @@ impl sis_select::IdleView for View<'_> {
     fn allowed(&self, _cpu: u32) -> bool {
         // No affinity masks in these workloads.
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+
+    /// llc16 (one LLC of 16 CPUs, no SMT) with a task on every CPU, so a
+    /// scan finds nothing idle and runs to its budget; SIS_PROP alone
+    /// sizes it. Every CPU predicts 2 ns of idle time (`avg_idle / 512`),
+    /// so the budget is `16 * 2 / (avg_scan_cost + 1)` cores, at least 2:
+    /// the whole LLC at a cost of 0, a fraction of it once a few scans
+    /// have raised the average.
+    fn busy_llc16() -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset("llc16").unwrap(),
+            Workload::parse("fairness:16").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.flags.apply("-SIS_UTIL,+SIS_PROP").unwrap();
+        let mut s = Sim::new(cfg);
+        for c in 0..16 {
+            assert!(!s.idle(c), "CPU {c} idle");
+            s.rqs[c as usize].avg_idle_ns = 1024;
+        }
+        s
+    }
+
+    /// CPUs visited by one policy scan woken from `cpu`, targeting `cpu`.
+    fn scan_from(s: &mut Sim, cpu: u32) -> u64 {
+        let before = s.stats.sis_scan_cpus;
+        assert_eq!(s.sis_policy_scan(0, cpu, cpu, false), None);
+        s.stats.sis_scan_cpus - before
+    }
+
+    /// Patch 0012 keeps SIS_PROP's average scan cost per CPU
+    /// (`this_rq->sis_avg_scan_cost`): each waking CPU reads and updates
+    /// its own. Two CPUs of one LLC must not share it: CPU 0's scans
+    /// shrink CPU 0's budget, CPU 1's first scan still sees a cost of 0
+    /// and scans as far as CPU 0's first did, and CPU 1's scans leave CPU
+    /// 0's budget where CPU 0's own history put it. Kept per LLC (the
+    /// 2017 code's `sd_llc_shared`), CPU 1 would inherit CPU 0's cost.
+    #[test]
+    fn scan_cost_average_is_the_waking_cpus() {
+        let mut s = busy_llc16();
+        let first = scan_from(&mut s, 0);
+        assert!(first >= 16, "cost 0: the whole LLC, got {first} CPUs");
+        let mut cpu0 = vec![first];
+        for _ in 0..4 {
+            cpu0.push(scan_from(&mut s, 0));
+        }
+        assert!(
+            *cpu0.last().unwrap() < first,
+            "CPU 0's own scans shrink its budget: {cpu0:?}"
+        );
+        // CPU 1 has never scanned: its average is still 0.
+        assert_eq!(scan_from(&mut s, 1), first, "CPU 1 took CPU 0's cost");
+        for _ in 0..8 {
+            scan_from(&mut s, 1);
+        }
+        // CPU 0 goes on from its own history: the same as a machine where
+        // only CPU 0 ever scanned.
+        let mut alone = busy_llc16();
+        let mut want = Vec::new();
+        for _ in 0..6 {
+            want.push(scan_from(&mut alone, 0));
+        }
+        cpu0.push(scan_from(&mut s, 0));
+        assert_eq!(cpu0, want, "CPU 1's scans moved CPU 0's budget");
     }
 }
