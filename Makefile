@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run shell test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
+.PHONY: help setup kernel module run shell bench-here test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
@@ -31,6 +31,7 @@ help:
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
 	@echo "make fuzz          10^7 inputs per hook across the C/Rust boundary (~2 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
+	@echo "make bench-here    make bench on this machine, booted into the series (QUICK=1 TOPOLOGIES= EXPERIMENTS=)"
 	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~10 min)"
 	@echo "make site-cost     instructions per call of each hooked call site, stock and hooked (QEMU -icount)"
 	@echo "make sched-cost    instructions per wakeup and per newidle entry, each flag and upstream's (QEMU -icount)"
@@ -75,6 +76,12 @@ bench-hooks:
 
 site-cost:
 	@scripts/site-cost.sh
+
+# make bench on this machine, booted into the series with the module
+# loaded (scripts/slb-bench; as root): QUICK=1, TOPOLOGIES=, EXPERIMENTS=.
+bench-here:
+	@scripts/slb-bench $(if $(filter 1,$(QUICK)),-q) $(if $(TOPOLOGIES),-t "$(TOPOLOGIES)") \
+		$(if $(EXPERIMENTS),-e '$(EXPERIMENTS)') -o .cache/bench-here
 
 # An interactive guest: TOPOLOGY (smt2, ...) and FLAVOR (plain, test, kcsan).
 shell:

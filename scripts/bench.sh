@@ -139,121 +139,10 @@ stage "bench: instructions per rule call (callgrind)"
 stage_end
 }
 
-# The topologies (smp_of, extra_of, domains_of) are lib.sh's list.
-hb="/bin/hackbench -g 2 -l $hb_loops"
-# An experiment: "ID KIND FLAG COMMAND". KIND flag: FLAG off against on,
-# FLAG being "BASE+...+FLAG" with the bases set in both states (NO_X: X
-# off in both, how upstream's own flags are held still or compared);
-# same: an A/A pair, both states alike (the run's false-positive rate);
-# set: a comma list switched as one, flags on against off and
-# "knob=OFF:ON" per-domain values; module: the module loaded against not.
-experiments_of() {
-	local spin=/slb/bench/spin pp=/slb/bench/pingpong rr=/slb/bench/reqresp
-	# Every topology's A/A, on the workload its flags are judged on.
-	case $1 in
-	guittot) echo "aa_fair11 same - $spin 11 $fair_ms" ;;
-	x5472) echo "aa_stream same - $pp -u $pp_ms" ;;
-	smt2 | smt4 | numa2 | llc16) [ "$hooks" = 1 ] || echo "aa_hb same - $hb" ;;
-	esac
-	case $1 in
-	guittot)
-		echo "fair9_relax flag LB_RELAX_FAILED $spin 9 $fair_ms"
-		echo "fair11_relax flag LB_RELAX_FAILED $spin 11 $fair_ms"
-		[ "$quick" = 1 ] && return
-		# Guittot's 2/4: 11 threads on 2x4, 6 vs 5 across the PKG level.
-		echo "fair11_imbpct flag LB_REDUCED_IMBALANCE_PCT $spin 11 $fair_ms"
-		echo "fair9_busydec flag LB_BUSY_INTERVAL_DEC $spin 9 $fair_ms"
-		echo "fair11_busydec flag LB_BUSY_INTERVAL_DEC $spin 11 $fair_ms"
-		# 4/4: busy_factor 32 (v5.9) against 16, every domain.
-		echo "fair11_busyfactor set busy_factor=32:16 $spin 11 $fair_ms"
-		# The thread's headline: v5.9 against v5.10, all four together.
-		echo "fair11_all4 set LB_RELAX_FAILED,LB_REDUCED_IMBALANCE_PCT,LB_BUSY_INTERVAL_DEC,busy_factor=32:16 $spin 11 $fair_ms"
-		echo "fair9_all4 set LB_RELAX_FAILED,LB_REDUCED_IMBALANCE_PCT,LB_BUSY_INTERVAL_DEC,busy_factor=32:16 $spin 9 $fair_ms"
-		;;
-	x5472)
-		# Seed 000's gain was a stream (netperf UDP_STREAM, 64 KB
-		# datagrams, both ends mostly runnable); its ping-pong stays in
-		# one LLC. pingpong -u is that stream over loopback. In quick
-		# runs of the plain kernel it did not split across LLCs in
-		# either state (apart_llc at most 0.002), nor did a pipe stream,
-		# alone or beside two spinners: 6.12's wake-affine pulls the
-		# ends back together. The counters say whether the flag acted.
-		echo "stream_llc2 flag BALANCE_IDLE_LLC2 $pp -u $pp_ms"
-		echo "stream_idle_cpus flag BALANCE_IDLE_CPUS $pp -u $pp_ms"
-		echo "stream_busy_llc2 flag BALANCE_IDLE_LLC2 $spin 2 $pp_ms > /dev/null & $pp -u $pp_ms; wait"
-		[ "$quick" = 1 ] && return
-		echo "buddy_llc2 flag BALANCE_IDLE_LLC2 $pp $pp_ms"
-		echo "buddy_idle_cpus flag BALANCE_IDLE_CPUS $pp $pp_ms"
-		# The split made to happen: with wake-affine off in both states
-		# (NO_WA_IDLE, NO_WA_WEIGHT) a wakee stays in its own LLC, so
-		# nothing pulls the ends back together once fork or a balance
-		# has put them apart. What the threshold decides then shows.
-		echo "stream_nowa_llc2 flag NO_WA_IDLE+NO_WA_WEIGHT+BALANCE_IDLE_LLC2 $pp -u $pp_ms"
-		echo "stream_nowa_idle_cpus flag NO_WA_IDLE+NO_WA_WEIGHT+BALANCE_IDLE_CPUS $pp -u $pp_ms"
-		;;
-	smt2)
-		if [ "$hooks" = 1 ]; then
-			echo "hooks_as_built module - $hb"
-			hook_variants | while read -r name _; do echo "hooks_$name module $name $hb"; done
-			return
-		fi
-		echo "hook_overhead module - $hb"
-		echo "hb_sis_prop flag SIS_PROP $hb"
-		[ "$quick" = 1 ] && return
-		echo "hb_pipe_sis_prop flag SIS_PROP /bin/hackbench -p -g 2 -l $hb_loops"
-		echo "hb_sis_age flag SIS_PROP+SIS_AGE $hb"
-		echo "hb_sis_once flag SIS_PROP+SIS_ONCE $hb"
-		echo "hb_sis_fold flag SIS_FOLD $hb"
-		# SIS_FOLD only acts where cores exist (SMT): here, and without
-		# SIS_UTIL's budget beside it.
-		echo "hb_sis_fold_no_util flag NO_SIS_UTIL+SIS_FOLD $hb"
-		echo "hb_sis_prop_no_util flag NO_SIS_UTIL+SIS_PROP $hb"
-		;;
-	smt4)
-		echo "hb_sis_prop flag SIS_PROP $hb"
-		echo "hb_sis_fold flag SIS_FOLD $hb"
-		echo "hb_sis_fold_no_util flag NO_SIS_UTIL+SIS_FOLD $hb"
-		;;
-	numa2)
-		echo "hb_steal flag STEAL $hb"
-		# Seed 003: many short sleeps, a newidle entry per sleep.
-		echo "rr_newidle_backoff flag NEWIDLE_BACKOFF $rr 4 3 50 100 $rr_ms"
-		[ "$quick" = 1 ] && return
-		echo "hb1_steal flag STEAL /bin/hackbench -g 1 -l $hb_loops"
-		echo "hb_newidle_backoff flag NEWIDLE_BACKOFF $hb"
-		echo "hb_migration_cost flag SD_MIGRATION_COST $hb"
-		# Upstream's answer to 003 in this tree: 6.12.117's NI_RANDOM
-		# (on by default) against none, and the backoff with it off;
-		# with the line above, all four combinations, pairwise.
-		echo "rr_ni_random flag NI_RANDOM $rr 4 3 50 100 $rr_ms"
-		echo "rr_newidle_backoff_no_ni_random flag NO_NI_RANDOM+NEWIDLE_BACKOFF $rr 4 3 50 100 $rr_ms"
-		;;
-	llc16)
-		# One LLC of 16 CPUs (NR_CPUS of the kernels is 16): the biggest
-		# this project's kernels boot, where the seeds' SIS_PROP and STEAL
-		# gains came from LLCs of 22 to 56. Sistare measured STEAL with
-		# hackbench process groups 1, 2 and 4.
-		for g in 1 2 4; do
-			echo "hb${g}_steal_llc16 flag STEAL /bin/hackbench -g $g -l $hb_loops"
-		done
-		# Seed 002: hackbench -g 2 (80 tasks) keeps the 16 CPUs' wakees'
-		# targets and previous CPUs busy, so the scan runs on nearly
-		# every wakeup (a quick run of the plain kernel: 19176 scans of
-		# 19842 wakeups), not the 3-9% of the lockdep kernel's smt2
-		# runs. With SIS_UTIL on, SIS_PROP's budget is seldom the tighter
-		# (0 answers differed, 21 of 15722 undecided at -g 4): its own
-		# case, the 2018 thread's, is SIS_UTIL off.
-		echo "hb_sis_prop_no_util_llc16 flag NO_SIS_UTIL+SIS_PROP $hb"
-		[ "$quick" = 1 ] && return
-		# Upstream's answer: SIS_UTIL (on in 6.12) against no budget.
-		echo "hb_sis_util_llc16 flag SIS_UTIL $hb"
-		echo "hb_sis_prop_llc16 flag SIS_PROP $hb"
-		echo "hb_sis_fold_llc16 flag SIS_FOLD $hb"
-		echo "hb_newidle_backoff_llc16 flag NEWIDLE_BACKOFF $hb"
-		echo "rr_newidle_backoff_llc16 flag NEWIDLE_BACKOFF $rr 4 3 50 100 $rr_ms"
-		;;
-	esac
-}
+# The topologies and their experiments are scripts/bench-plan.sh's
+# (slb_topologies, experiments_of), shared with slb-bench on a machine
+# booted into the series. The guests' tools and hackbench:
+tools_dir=/slb/bench hackbench=/bin/hackbench
 
 # Each guest's plan first, so that with SLB_BENCH_JOBS > 1 the longest
 # starts first and the others fill the remaining slots.
@@ -263,7 +152,7 @@ for t in $topologies; do
 	cp -r "$out/guest" "$dir"
 	# SLB_BENCH_EXPERIMENTS: only the experiments whose id matches this
 	# extended regex (a rerun of what a cut-short run missed).
-	experiments_of "$t" | awk -v re="${SLB_BENCH_EXPERIMENTS:-.}" '$1 ~ re' > "$dir/conf"
+	experiments_of "$t" "$(smp_of "$t" | cut -d, -f1)" | awk -v re="${SLB_BENCH_EXPERIMENTS:-.}" '$1 ~ re' > "$dir/conf"
 	[ -s "$dir/conf" ] || die "SLB_BENCH_EXPERIMENTS=${SLB_BENCH_EXPERIMENTS:-}: no experiment of $t matches"
 	echo "$reps" > "$dir/reps"
 	echo "${SLB_BENCH_SETTLE:-0.5}" > "$dir/settle"

@@ -15,7 +15,7 @@ series) are left to them; this checks the ones nothing else would notice:
   cref      rust/cref/tests/differential.rs names FLAG in its module doc,
             among what it compares or what has no C, with the reason
   sim       a mechanism of rust/schedsim/src/sim/ reads the flag's field
-  bench     an experiment line of scripts/bench.sh: "<id> flag FLAG ...",
+  bench     an experiment line of scripts/bench-plan.sh: "<id> flag FLAG ...",
             or with bases on in both states, "<id> flag BASE+FLAG ..."
   docs      a page of Documentation/policies/, README.md's table and
             Documentation/index.rst's table name FLAG
@@ -69,7 +69,7 @@ def main():
     diff = read(["rust/cref/tests/differential.rs"])
     sim = read(["rust/schedsim/src/sim/*.rs"])
     flags_rs = "".join(t for _, t in read(["rust/schedsim/src/flags.rs"]))
-    bench = read(["scripts/bench.sh"])
+    bench = read(["scripts/bench-plan.sh"])
     policies = read(["Documentation/policies/*.rst"])
     readme = read(["README.md"])
     index = read(["Documentation/index.rst"])

@@ -249,20 +249,8 @@ qemu_numa() {
 	echo "${args# }"
 }
 
-# The named guest topologies, one line each (make bench, make shell,
-# make sched-cost): NAME, QEMU -smp, the domain levels and spans cpu0
-# must have (checked by bench_report.py), the NUMA nodes as qemu_numa
-# takes them ("-": none), and what the layout stands for.
-slb_topologies() {
-	cat <<-'EOF'
-	guittot 8,sockets=2,cores=4,threads=1 MC:4,PKG:8 - Guittot's arm64 2x4 (seed 001)
-	x5472 8,sockets=4,cores=2,threads=1 MC:2,PKG:8 - Galbraith's X5472, LLCs of 2 cores (seed 000)
-	smt2 8,sockets=2,cores=2,threads=2 SMT:2,MC:4,PKG:8 - 2 sockets of 2 SMT2 cores (seed 002)
-	smt4 8,sockets=1,cores=2,threads=4 SMT:4,MC:8 - 2 SMT4 cores, one LLC (seed 002, SIS_FOLD)
-	numa2 8,sockets=2,cores=4,threads=1 MC:4,NUMA:8 1G:0-3,1G:4-7 2 NUMA nodes of 4 CPUs (seeds 002 STEAL, 003, 004)
-	llc16 16,sockets=1,cores=16,threads=1 MC:16 - one LLC of 16 CPUs (seed 002's scan, STEAL)
-	EOF
-}
+# The named guest topologies (slb_topologies) and the bench's plan.
+. "$SLB_ROOT/scripts/bench-plan.sh"
 
 # topology_field NAME N: field N (2 -smp, 3 domains, 4 NUMA nodes, 5 the
 # description) of topology NAME; dies naming the known ones if there is

@@ -28,6 +28,10 @@ done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
 install -m 0644 "$SLB_ROOT/scripts/guest/llc.awk" "$root/slb/llc.awk"
 install -m 0755 "$SLB_ROOT/scripts/sched-lb-stat" "$root/bin/sched-lb-stat"
+# The benchmark runner the init sources, and slb-bench with its plan.
+install -m 0644 "$SLB_ROOT/scripts/bench-runner.sh" "$root/slb/bench-runner.sh"
+install -m 0644 "$SLB_ROOT/scripts/bench-plan.sh" "$root/slb/bench-plan.sh"
+install -m 0755 "$SLB_ROOT/scripts/slb-bench" "$root/bin/slb-bench"
 need_tool cc
 for prog in sleeper coresched; do
 	cc -O2 -Wall -Wextra -Werror -static -o "$root/bin/$prog" "$SLB_ROOT/scripts/guest/$prog.c" ||

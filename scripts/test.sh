@@ -157,7 +157,7 @@ log "guest time limit: ${guest_s}s"
 SLB_QEMU_EXTRA="$(qemu_numa 1G:0-7 512M: 512M:)" \
 	SLB_GUEST_MODULES="$SLB_CACHE/guest-modules/hostile.ko $SLB_CACHE/guest-modules/nokunit.ko" SLB_BENCH_DIR="$smoke" \
 	SLB_STRESS="${SEED:-1} ${CYCLES:-20}" SLB_BOOT_TIMEOUT=$guest_s \
-	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask coresched load flagsites shadow cgroups cycle stress hostile bench unload"
+	"$SLB_ROOT/scripts/boot.sh" test "kunit flags domains knobs stealmask coresched load flagsites shadow cgroups cycle stress hostile bench benchhere unload"
 stage "bench harness smoke"
 # Where bench.sh keeps a topology's plan, for the report's labels.
 mkdir -p "$smoke/guest-test"
@@ -179,6 +179,20 @@ grep -qE '^\| test \| smoke_aa \| A/A \(same state\) \|' "$smoke/results.md" ||
 grep -qE '^\| test \| smoke_spin \| lb_count@[A-Z]+ \| [1-9]' "$smoke/results.md" ||
 	die "bench smoke: no load balancing counted during smoke_spin (schedstat deltas; see $smoke/results.md)"
 log "bench smoke: $bench_rows table rows"
+# slb-bench's own run in the guest (step benchhere): its log, as the
+# console carried it, through the same report.
+bh=$smoke/benchhere
+mkdir -p "$bh"
+sed -n 's/^BH| //p' "$SLB_LOGS/test.console.log" > "$bh/smt2.console.log"
+echo "SMT:2 MC:4 PKG:8" > "$bh/smt2.domains"
+python3 "$SLB_ROOT/scripts/bench_report.py" --warmup 0 --domains-dir "$bh" --md "$bh/results.md" \
+	"smt2=$bh/smt2.console.log" > /dev/null ||
+	die "bench_report.py failed on slb-bench's guest run (log: $bh/smt2.console.log)"
+for e in aa_hb hb_sis_prop; do
+	grep -qE "^\| smt2 \| $e \| \*\*time_s\*\* \|" "$bh/results.md" ||
+		die "slb-bench in the guest: no $e row in its report (see $bh/results.md)"
+done
+log "slb-bench: the guest's run reported (aa_hb, hb_sis_prop)"
 stage_end
 
 stage "make shell, typed into tmux"
@@ -205,7 +219,7 @@ kunit_cases=$(slb_kunit_cases) || die "cannot count the KUnit cases the sources 
 	die "KUnit: $kunit_pass cases passed, the sources register $kunit_cases"
 [ -z "$kunit_skip" ] || [ "$kunit_skip" = 0 ] || die "KUnit skipped $kunit_skip cases"
 guest_pass=$(grep -cE '^SLB: .* ok$' "$SLB_LOGS/test.console.log")
-guest_pass=$((guest_pass + 1)) # the bench harness smoke
+guest_pass=$((guest_pass + 2)) # the bench harness smoke, slb-bench's report
 
 echo
 echo "==================== sched-lb-rs test summary ===================="

@@ -240,6 +240,20 @@ expect_fail "shell on an unknown topology" "unknown topology 'nope': one of guit
 	env SLB_KERNEL="$tmp/no-bzImage" TOPOLOGY=nope "$root/scripts/shell.sh"
 expect_fail "shell without a terminal" "make shell is interactive: run it in a terminal" \
 	env SLB_KERNEL="$tmp/no-bzImage" TOPOLOGY=smt2 "$root/scripts/shell.sh"
+# slb-bench (make bench on a machine booted into the series) refuses a
+# kernel without the series and one without the module, naming what is
+# missing, on a made-up debugfs; the in-guest run is make test's.
+mkdir -p "$tmp/dbg/sched"
+echo "GENTLE_FAIR_SLEEPERS NO_HRTICK SIS_UTIL" > "$tmp/dbg/sched/features"
+expect_fail "slb-bench on a kernel without the series" "lacks the sched-lb-rs series: no BALANCE_IDLE_CPUS .* STEAL in" \
+	env SLB_DEBUGFS="$tmp/dbg" "$root/scripts/slb-bench" -q
+tr '\n' ' ' < "$root/kunit/flags" > "$tmp/dbg/sched/features"
+expect_fail "slb-bench without the module" "the sched_lb_rs module is not loaded" \
+	env SLB_DEBUGFS="$tmp/dbg" "$root/scripts/slb-bench" -q
+expect_fail "slb-bench on an unknown topology" "unknown topology 'nope': one of guittot" \
+	env SLB_DEBUGFS="$tmp/dbg" "$root/scripts/slb-bench" -t "smt2 nope"
+expect_fail "slb-bench with 1 run a state" "r 1: at least 2 runs a state" \
+	env SLB_DEBUGFS="$tmp/dbg" "$root/scripts/slb-bench" -r 1
 printf 'SLB: boot\nSLB: done\n' > "$tmp/empty.log"
 expect_fail "bench report of a log without runs" "x: no benchmark runs" \
 	python3 "$root/scripts/bench_report.py" --md "$tmp/r.md" "x=$tmp/empty.log"
@@ -856,7 +870,7 @@ cp "$root"/rust/kunit/*.rs "$pl/rust/kunit/"
 cp "$root"/rust/cref/tests/differential.rs "$pl/rust/cref/tests/"
 cp "$root"/rust/schedsim/src/sim/*.rs "$pl/rust/schedsim/src/sim/"
 mkdir -p "$pl/rust/schedsim/src" && cp "$root"/rust/schedsim/src/flags.rs "$pl/rust/schedsim/src/"
-cp "$root"/scripts/bench.sh "$pl/scripts/"
+cp "$root"/scripts/bench-plan.sh "$pl/scripts/"
 cp "$root"/Documentation/policies/*.rst "$pl/Documentation/policies/"
 cp "$root"/README.md "$pl/" && cp "$root"/Documentation/index.rst "$pl/Documentation/"
 expect_pass "policy places: a full copy" "each in all" python3 "$root/scripts/check_places.py" "$pl"
@@ -865,9 +879,9 @@ places_lack() {
 	expect_fail "policy places: $1" "^$2 check_places: 1 place\(s\) missing" \
 		bash -c 'set -o pipefail; python3 "$1" "$2" 2>&1 | paste -sd" "' - "$root/scripts/check_places.py" "$pl"
 }
-sed -i '/ flag STEAL /d' "$pl/scripts/bench.sh"
+sed -i '/ flag STEAL /d' "$pl/scripts/bench-plan.sh"
 places_lack "no STEAL experiment" "STEAL: no bench: an experiment '<id> flag STEAL'"
-cp "$root"/scripts/bench.sh "$pl/scripts/"
+cp "$root"/scripts/bench-plan.sh "$pl/scripts/"
 sed -i 's/SIS_ONCE/SIS_1NCE/g' "$pl/rust/cref/tests/differential.rs"
 places_lack "SIS_ONCE not in differential.rs" "SIS_ONCE: no cref: differential.rs's module doc names it"
 cp "$root"/rust/cref/tests/differential.rs "$pl/rust/cref/tests/"

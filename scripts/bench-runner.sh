@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark runner: every experiment of a plan, each state of each
+# repetition, with its counters, as "SLB-BENCH-..." lines on stdout that
+# scripts/bench_report.py reads. POSIX sh, sourced by the guest's init
+# (make bench, the busybox guest) and by scripts/slb-bench (a machine
+# booted into the series), so both run the same alternation.
+#
+# The sourcing script provides say MSG, fail MSG and bench_insmod KO (a
+# "module on" state), and may set feat (sched/features), bench_ko (the
+# module a "module on" state loads; builds of it beside, in bench_dir)
+# and bench_tmp.
+feat=${feat:-/sys/kernel/debug/sched/features}
+bench_ko=${bench_ko:-/slb/sched_lb_rs.ko}
+bench_dir=${bench_dir:-/slb/bench}
+bench_tmp=${bench_tmp:-/tmp}
+
+# domain_knob NAME VALUE: writes VALUE to NAME of every CPU's every sched
+# domain (the series' writable per-domain debugfs files).
+domain_knob() {
+	for d in /sys/kernel/debug/sched/domains/cpu*/domain*; do
+		echo "$2" > "$d/$1" || fail "bench: $d/$1 refused $2"
+	done
+}
+
+# bench_state KIND STATE FLAG: sets one state of an experiment. A plan
+# holds one experiment per line, "ID KIND FLAG COMMAND...", KIND "flag"
+# (A/B of sched_feat FLAG), "same" (A/A), "set" (flags and domain knobs
+# as one) or "module" (module loaded or not; FLAG "-" or the name of a
+# build of it in bench_dir). Each repetition runs both states, in
+# alternating order, so drift over the run falls on both equally. Raw
+# numbers go to stdout; scripts/bench_report.py computes deltas, medians
+# and ratios.
+bench_state() {
+	# FLAG may be "BASE+...+FLAG": the bases are set in both states (a
+	# base may be NO_X: X off in both).
+	case "$1" in flag)
+		f=$3
+		while [ "${f#*+}" != "$f" ]; do echo "${f%%+*}" > $feat; f=${f#*+}; done
+		set -- "$1" "$2" "$f" ;;
+	esac
+	case "$1 $2" in
+	"flag on") echo "$3" > $feat ;;
+	"flag off") echo "NO_$3" > $feat ;;
+	# A/A: both arms the same state; the run's own false-positive rate.
+	"same on"|"same off") ;;
+	# A set switched as one: "A,B,knob=OFF:ON": flags A and B on in
+	# "on" and off in "off"; a domain knob OFF in "off", ON in "on" (seed
+	# 001: v5.9 against v5.10, busy_factor 32 against 16).
+	"set on"|"set off")
+		for item in $(echo "$3" | tr ',' ' '); do
+			case "$item" in
+			*=*:*)
+				k=${item%%=*} v=${item#*=}
+				[ "$2" = on ] && v=${v#*:} || v=${v%%:*}
+				domain_knob "$k" "$v" ;;
+			*)
+				if [ "$2" = on ]; then
+					echo "$item" > $feat
+				else
+					echo "NO_$item" > $feat
+				fi ;;
+			esac
+		done ;;
+	# make bench-hooks: FLAG names a build of the module in /slb/bench.
+	"module on")
+		ko=$bench_ko
+		[ -n "${3:-}" ] && [ "$3" != - ] && ko=$bench_dir/$3.ko
+		lsmod | grep -q '^sched_lb_rs' || bench_insmod "$ko" > /dev/null 2>&1
+		lsmod | grep -q '^sched_lb_rs' || fail "bench: insmod $ko" ;;
+	"module off") lsmod | grep -q '^sched_lb_rs' && rmmod sched_lb_rs ;;
+	esac
+}
+
+# Every counter of the module (its hooks', flags/ and differs/, not the
+# shadow switches) as "SLB-BENCH-CTR <dir>_<file> <value>", read with the
+# shell's own read and names cut with parameter expansion: no fork per
+# file, with some 60 files read twice per run.
+bench_counters() {
+	local f d v
+	for f in /sys/kernel/debug/sched_lb_rs/*/*; do
+		[ -f "$f" ] || continue
+		d=${f%/*}
+		d=${d##*/}
+		[ "$d" = shadow ] && continue
+		read -r v < "$f" || continue
+		echo "SLB-BENCH-CTR ${d}_${f##*/} $v"
+	done
+}
+
+# bench_run CONF REPS SETTLE: runs every experiment of CONF REPS times
+# in both states, alternating which goes first, SETTLE seconds after
+# each state is set; sets bench_runs to the runs made. Puts the flags,
+# the domain knobs and the module back as it found them after each
+# experiment.
+bench_run() {
+	local reps=$2 settle=$3 d
+	# The schedstat counters (CONFIG_SCHEDSTATS) count only while enabled.
+	echo 1 > /proc/sys/kernel/sched_schedstats
+	for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do
+		echo "SLB-BENCH-DOMAIN $(basename $d) $(cat $d/name)"
+	done
+	awk '/^cpu0 /{on=1; next} /^cpu/{on=0} on' /proc/schedstat | sed 's/^/SLB-BENCH-CPU0SD /'
+	defaults=$(cat $feat)
+	# The domain knobs a "set" experiment may write, to put back after it.
+	knobs_saved=$(for d in /sys/kernel/debug/sched/domains/cpu*/domain*; do
+		echo "$d $(cat $d/busy_factor) $(cat $d/imbalance_pct)"
+	done)
+	bench_runs=0
+	while read -r id kind flag cmd; do
+		case "$id" in ''|'#'*) continue ;; esac
+		r=1
+		while [ $r -le $reps ]; do
+			order="off on"
+			[ $((r % 2)) = 0 ] && order="on off"
+			for state in $order; do
+				bench_state $kind $state $flag
+				sleep "$settle"
+				echo "SLB-BENCH-BEGIN $id $state $r"
+				# The module's counters are read outside the schedstat
+				# window: each read forks a cat, whose wakeups and idle
+				# entries were counted against "module on" alone.
+				bench_counters
+				cat /proc/schedstat
+				t0=$(cut -d' ' -f1 /proc/uptime)
+				eval "$cmd" < /dev/null > "$bench_tmp/bench.out" 2>&1
+				rc=$?
+				out=$(tr '\n' ' ' < "$bench_tmp/bench.out")
+				t1=$(cut -d' ' -f1 /proc/uptime)
+				cat /proc/schedstat
+				bench_counters
+				echo "SLB-BENCH-END $id $state $r t0=$t0 t1=$t1 rc=$rc out=$out"
+				bench_runs=$((bench_runs + 1))
+			done
+			r=$((r + 1))
+		done
+		# Back to the boot defaults and the module loaded.
+		for f in $defaults; do echo "$f" > $feat 2>/dev/null; done
+		echo "$knobs_saved" | while read -r d bf ip; do
+			echo "$bf" > "$d/busy_factor"
+			echo "$ip" > "$d/imbalance_pct"
+		done
+		bench_state module on
+	done < "$1"
+}
