@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run shell bench-here test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
+.PHONY: help setup kernel module run shell bench-here deb check-deb test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
@@ -31,6 +31,8 @@ help:
 	@echo "make mutants       mutation testing of rust/policy, a gate (~70 min)"
 	@echo "make fuzz          10^7 inputs per hook across the C/Rust boundary (~2 min)"
 	@echo "make bench         A/B of every flag in QEMU, tables and plots (QUICK=1: minutes)"
+	@echo "make deb           Debian packages of the patched kernel, for a real machine (DEB_CONFIG=/boot/config-...)"
+	@echo "make check-deb     make deb's packages unpacked: the module built against their headers, their kernel booted"
 	@echo "make bench-here    make bench on this machine, booted into the series (QUICK=1 TOPOLOGIES= EXPERIMENTS=)"
 	@echo "make bench-hooks   what loading the module costs, hook by hook (smt2, ~10 min)"
 	@echo "make site-cost     instructions per call of each hooked call site, stock and hooked (QEMU -icount)"
@@ -76,6 +78,15 @@ bench-hooks:
 
 site-cost:
 	@scripts/site-cost.sh
+
+# Debian packages of the patched kernel (DEB_CONFIG= a distribution's
+# config under the plain fragment), and the check that they boot and take
+# the module built against their headers.
+deb:
+	@DEB_CONFIG="$(DEB_CONFIG)" scripts/deb.sh
+
+check-deb:
+	@scripts/deb.sh --check
 
 # make bench on this machine, booted into the series with the module
 # loaded (scripts/slb-bench; as root): QUICK=1, TOPOLOGIES=, EXPERIMENTS=.

@@ -24,9 +24,17 @@ kmake O="$SLB_OUT" rustavailable >/dev/null ||
 want=$(cat "${frags[@]}" | grep '^CONFIG_' | sort)
 dup=$(sed 's/=.*//' <<< "$want" | uniq -d)
 [ -z "$dup" ] || die "config fragments ($SLB_KCONFIG) set $dup twice"
-if [ ! -f "$SLB_OUT/.config" ] || [ "$want" != "$(cat "$SLB_OUT/.sched-lb-frag" 2>/dev/null)" ]; then
-	echo "$want" > "$SLB_OUT/.config"
-	echo "$want" > "$SLB_OUT/.sched-lb-frag"
+# SLB_BASE_CONFIG (make deb DEB_CONFIG=): a distribution's config under
+# the fragment, which then wins where the two differ.
+stamp=$want
+if [ -n "${SLB_BASE_CONFIG:-}" ]; then
+	[ -r "$SLB_BASE_CONFIG" ] || die "SLB_BASE_CONFIG=$SLB_BASE_CONFIG: no such readable file"
+	stamp="$want
+base $(md5sum < "$SLB_BASE_CONFIG")"
+fi
+if [ ! -f "$SLB_OUT/.config" ] || [ "$stamp" != "$(cat "$SLB_OUT/.sched-lb-frag" 2>/dev/null)" ]; then
+	{ [ -z "${SLB_BASE_CONFIG:-}" ] || cat "$SLB_BASE_CONFIG"; echo "$want"; } > "$SLB_OUT/.config"
+	echo "$stamp" > "$SLB_OUT/.sched-lb-frag"
 fi
 kmake O="$SLB_OUT" olddefconfig
 missing=0

@@ -18,6 +18,8 @@ DEB_PKGS=(
 	libc6-dev valgrind
 	# make test drives make shell as a person would, through tmux.
 	tmux
+	# make deb, make check-deb: the kernel's bindeb-pkg.
+	dpkg-dev debhelper
 	# Debian's own kernel configs, for make check-configs.
 	linux-config-6.12
 )

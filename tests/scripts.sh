@@ -62,6 +62,19 @@ d=$(mk_kdir otherrustc 'CONFIG_RUST=y' 'CONFIG_SCHED_LB_HOOKS=y' \
 touch "$d/rust/libkernel.rmeta" "$d/Module.symvers"
 expect_fail "KDIR built with another rustc" "built with 'rustc 0.0.0" \
 	env KDIR="$d" "$root/scripts/build-module.sh"
+# An installed headers tree (/lib/modules/KREL/build): no .config, the
+# same lines bare in include/config/auto.conf. Without rust/ it names the
+# package that has it; with another rustc it says so, read from there.
+h="$tmp/usr/src/linux-headers-6.12.117-sched-lb+"
+mkdir -p "$h/include/config" && touch "$h/Makefile" "$h/Module.symvers"
+printf '%s\n' CONFIG_RUST=y CONFIG_SCHED_LB_HOOKS=y \
+	'CONFIG_RUSTC_VERSION_TEXT=rustc 0.0.0 (000000000 1970-01-01)' > "$h/include/config/auto.conf"
+expect_fail "KDIR a headers package without rust/" \
+	"install linux-sched-lb-headers-6.12.117-sched-lb\+ beside linux-headers" \
+	env KDIR="$h" "$root/scripts/build-module.sh"
+mkdir -p "$h/rust" && touch "$h/rust/libkernel.rmeta"
+expect_fail "KDIR a headers package of another rustc" "built with 'rustc 0.0.0 \(000000000 1970-01-01\)' but" \
+	env KDIR="$h" "$root/scripts/build-module.sh"
 [ -z "$(ls -A "$tmp/nope" 2>/dev/null)" ] && [ ! -e "$tmp/nope" ] &&
 	{ echo "ok - refused KDIR left untouched"; pass=$((pass + 1)); } ||
 	{ echo "not ok - refused KDIR was created"; fail=$((fail + 1)); }
