@@ -7,7 +7,8 @@
 # (default x5472), then: wait for the prompt, turn STEAL on and read the
 # flag back, run hackbench, read STEAL's hook calls in sched-lb-stat (which
 # hackbench with STEAL on must have made), power off, and check that the
-# terminal's settings are what they were before.
+# terminal's settings are what they were before; then the same end with
+# Ctrl-a x from a guest on smt4.
 # Prints "ok - ..." per check and ends with "shell: N passed".
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,12 +46,27 @@ until_pane() {
 # type LINE: types LINE and Enter into the guest's shell.
 type_line() { tmux send-keys -t "$session" -l "$1" && tmux send-keys -t "$session" Enter; }
 
-# The pane runs make shell between two snapshots of its terminal's
-# settings, then says how make shell exited.
-tmux new-session -d -s "$session" -x 120 -y 40 \
-	"stty -g > '$tmp/tty.before'; SLB_KERNEL='$SLB_KERNEL' SLB_MODULE='$SLB_MODULE' \
-	TOPOLOGY=$topology FLAVOR=${FLAVOR:-test} make -s -C '$root' shell; echo \"SHELL-RC=\$?\"; \
-	stty -g > '$tmp/tty.after'; sleep 3600"
+# start TOPOLOGY: a pane that runs make shell between two snapshots of
+# its terminal's settings, then says how make shell exited.
+start() {
+	tmux kill-session -t "$session" 2>/dev/null
+	rm -f "$tmp/tty.before" "$tmp/tty.after"
+	tmux new-session -d -s "$session" -x 120 -y 40 \
+		"stty -g > '$tmp/tty.before'; SLB_KERNEL='$SLB_KERNEL' SLB_MODULE='$SLB_MODULE' \
+		TOPOLOGY=$1 FLAVOR=${FLAVOR:-test} make -s -C '$root' shell; echo \"SHELL-RC=\$?\"; \
+		stty -g > '$tmp/tty.after'; sleep 3600"
+}
+# ended HOW: make shell exited 0 and left the terminal as it found it.
+ended() {
+	until_pane '^SHELL-RC=' 120 || broken "$1 did not end the guest"
+	grep -qx 'SHELL-RC=0' "$tmp/pane" || broken "after $1 make shell exited with $(grep -o 'SHELL-RC=.*' "$tmp/pane")"
+	for i in 1 2 3 4 5; do [ -s "$tmp/tty.after" ] && break; sleep 1; done
+	cmp -s "$tmp/tty.before" "$tmp/tty.after" ||
+		broken "after $1 the terminal's settings changed: $(cat "$tmp/tty.before") -> $(cat "$tmp/tty.after" 2>/dev/null)"
+	check "make shell: $1 ends it, make shell exits 0, the terminal's settings as they were"
+}
+
+start "$topology"
 
 until_pane '^slb:/# ?$' "$boot_s" || broken "no shell prompt within ${boot_s}s"
 grep -q "topology $topology" "$tmp/pane" && grep -q 'module sched_lb_rs: loaded' "$tmp/pane" ||
@@ -74,11 +90,12 @@ calls=$(sed -n 's/^STEAL-CALLS=\([0-9]*\)$/\1/p' "$tmp/pane" | tail -1)
 check "make shell: sched-lb-stat counts $calls STEAL hook calls"
 
 type_line 'poweroff'
-until_pane '^SHELL-RC=' 120 || broken "the guest did not power off"
-grep -qx 'SHELL-RC=0' "$tmp/pane" || broken "make shell exited with $(grep -o 'SHELL-RC=.*' "$tmp/pane")"
-check "make shell: poweroff ends it, make shell exits 0"
-for i in 1 2 3 4 5; do [ -s "$tmp/tty.after" ] && break; sleep 1; done
-cmp -s "$tmp/tty.before" "$tmp/tty.after" ||
-	broken "the terminal's settings changed: $(cat "$tmp/tty.before") -> $(cat "$tmp/tty.after" 2>/dev/null)"
-check "make shell: the terminal's settings are as they were"
+ended poweroff
+
+# Ctrl-a x, QEMU's own way out, on another topology.
+start smt4
+until_pane '^slb:/# ?$' "$boot_s" || broken "no shell prompt on smt4 within ${boot_s}s"
+grep -q "topology smt4" "$tmp/pane" || broken "the help text does not name topology smt4"
+tmux send-keys -t "$session" C-a x
+ended "Ctrl-a x"
 echo "shell: $pass passed"
