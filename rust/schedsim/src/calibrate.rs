@@ -5,26 +5,39 @@
 //! No kernel code is mirrored. It reads the guest's numbers as
 //! `scripts/bench_report.py --json` writes them (`make bench`'s
 //! `Documentation/results/bench.json`: per topology, experiment, state and
-//! metric the runs after warm-up, their median and the bootstrap 95%
-//! interval of that median), runs the same experiment in the model (the
-//! topology preset of the guest's `-smp`, the same task mix and duration,
-//! the flag off and on as the guest had it) and puts each simulated number
-//! beside the guest's. A metric agrees only when the simulated value lies
-//! inside the guest's interval; nothing is averaged away.
+//! metric the runs after warm-up, with the repetition each ran in, their
+//! median and the bootstrap 95% interval of that median), runs the same
+//! experiment in the model (the topology preset of the guest's `-smp`, the
+//! same task mix and duration, both arms as the guest's plan set them:
+//! a flag off and on, a set of flags and knobs, or an A/A) and compares:
+//!
+//! - first, effects (`effects`): the model's on/off ratio of each metric
+//!   against the guest's paired 95% interval of it (`paired`, as
+//!   `bench_report.py` computes it), with the rows the model cannot
+//!   produce, the structural zeros and the fitted quantities set apart,
+//!   and issue 32's two headline numbers;
+//! - second, levels ([`Row`]): each state's simulated value against the
+//!   guest's interval of its median, without the rows set apart.
 //!
 //! Counters are compared per second: the guest's per run, divided by the
 //! run's wall time (`*_per_s` in the JSON), the model's over its simulated
 //! time. hackbench's `time_s` is, in the model, the messages hackbench
 //! sends (`groups x 20 x 20 x loops`) over the model's message rate.
 
-use crate::experiments::rst_table;
+pub mod effects;
+pub mod paired;
+pub mod tables;
+
 use crate::rng::Rng;
 use crate::sim::Config;
 use crate::stats::RunResult;
 use crate::topology::Topology;
 use crate::workload::Workload;
+use effects::{Apart, ExperimentResult, ModelRuns};
+use paired::MIN_RUNS_CI;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+
+pub use tables::{fmt_num, summary_lines, table};
 
 /// One metric of one state of the guest, as `bench_report.py --json`
 /// writes it (`ci95` is null with fewer runs than its `MIN_RUNS_CI`).
@@ -65,19 +78,25 @@ pub struct GuestExperiment {
     pub topology: String,
     /// Experiment id.
     pub id: String,
-    /// `flag` or `module`.
+    /// `flag`, `set`, `same` or `module`.
     pub kind: String,
-    /// The flag (`BASE+...+FLAG`: the bases on in both states).
+    /// The flag (`BASE+...+FLAG`: the bases on in both states), the set
+    /// (`A,B,knob=OFF:ON`), or `-`.
     pub flag: String,
     /// The guest's command.
     pub command: String,
     /// Per state (`off`, `on`): metric name to its numbers.
     pub states: BTreeMap<String, BTreeMap<String, GuestMetric>>,
+    /// Per state: the repetition each sample ran in (sample i of "off"
+    /// and of "on" with the same repetition ran back to back); empty when
+    /// the document predates them (its samples are in repetition order).
+    pub reps: BTreeMap<String, Vec<u64>>,
 }
 
 /// `bench_report.py --json`'s document, as far as calibration reads it;
 /// every field named here is required (a missing one is an error with
-/// its path, not a silent default), others are ignored.
+/// its path, not a silent default) except the repetitions, which older
+/// documents lack; others are ignored.
 #[derive(serde::Deserialize)]
 struct GuestDoc {
     topologies: BTreeMap<String, GuestTopology>,
@@ -99,6 +118,8 @@ struct GuestExperimentJson {
 #[derive(serde::Deserialize)]
 struct GuestState {
     metrics: BTreeMap<String, GuestMetric>,
+    #[serde(default)]
+    reps: Vec<u64>,
 }
 
 /// Parses `bench_report.py --json`'s document.
@@ -122,11 +143,12 @@ pub fn parse_guest(text: &str) -> Result<Vec<GuestExperiment>, String> {
     let mut out = Vec::new();
     for (topo, t) in doc.topologies {
         for (id, e) in t.experiments {
-            let states = e
-                .states
-                .into_iter()
-                .map(|(state, sv)| (state, sv.metrics))
-                .collect();
+            let mut states = BTreeMap::new();
+            let mut reps = BTreeMap::new();
+            for (state, sv) in e.states {
+                reps.insert(state.clone(), sv.reps);
+                states.insert(state, sv.metrics);
+            }
             out.push(GuestExperiment {
                 topology: topo.clone(),
                 id,
@@ -134,6 +156,7 @@ pub fn parse_guest(text: &str) -> Result<Vec<GuestExperiment>, String> {
                 flag: e.flag,
                 command: e.command,
                 states,
+                reps,
             });
         }
     }
@@ -185,7 +208,7 @@ pub const FIT_RECV_US: u64 = 1_950;
 pub const FIT_QUEUE: u32 = 8;
 
 /// The buddy pair's work per message, us, fitted to the x5472 guest's round
-/// trips (`bench/pingpong.c`) in the checked-in reference run: 1380-1498
+/// trips (`bench/pingpong.c`) in the run of 2026-12-01/02: 1380-1498
 /// round trips a second (medians) is about 680 us of guest time a round
 /// trip, two messages, under TCG; the fit follows the host's speed and is
 /// redone with each reference run (220 us for the first). Only two of
@@ -193,9 +216,47 @@ pub const FIT_QUEUE: u32 = 8;
 /// it has. The model's default (20 us) is a native machine's.
 pub const FIT_BUDDY_WORK_US: u64 = 330;
 
+/// The quantities a fitted parameter sets, whatever the guest run: (model
+/// preset, workload prefix, metric, which fit). Their rows are marked and
+/// out of every score: agreement there is the fit's doing.
+const FITTED: &[(&str, &str, &str, &str)] = &[
+    (
+        "llc16",
+        "hackbench:1:",
+        "time_s",
+        "FIT_SEND_US/FIT_RECV_US set llc16's hackbench -g 1 time",
+    ),
+    (
+        "x5472",
+        "buddy:",
+        "rounds_per_s",
+        "FIT_BUDDY_WORK_US sets the pair's round trips",
+    ),
+];
+
+/// Which fit sets `metric` in `spec`, if one does.
+pub fn fitted(spec: &SimSpec, metric: &str) -> Option<&'static str> {
+    FITTED
+        .iter()
+        .find(|(p, w, m, _)| *p == spec.preset && spec.workload.starts_with(w) && *m == metric)
+        .map(|f| f.3)
+}
+
 /// hackbench's default file descriptors per group (`-f`): 20 senders and
 /// 20 receivers.
 const HACKBENCH_FDS: u64 = 20;
+
+/// What an experiment's two arms are (`scripts/bench-runner.sh`'s
+/// `bench_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arms {
+    /// `flag`: a flag off against on, its bases set in both.
+    Flag,
+    /// `set`: flags off against on and knobs `OFF:ON`, switched as one.
+    Set,
+    /// `same`: A/A, both arms alike (the run's own false-positive rate).
+    Same,
+}
 
 /// What the model runs for one guest experiment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,20 +265,88 @@ pub struct SimSpec {
     pub preset: &'static str,
     /// Workload text.
     pub workload: String,
+    /// The arms.
+    pub arms: Arms,
     /// Flags of the off state and of the on state.
     pub flags: [String; 2],
+    /// Knobs of the off state and of the on state.
+    pub knobs: [String; 2],
     /// Simulated time, ms.
     pub duration_ms: u64,
     /// hackbench: the messages one run sends.
     pub messages_total: Option<u64>,
     /// pingpong: the messages of one round.
     pub per_round: Option<u64>,
+    /// The workload's main metric (`bench_report.py`'s MAIN_METRIC).
+    pub main_metric: &'static str,
 }
 
 /// Value of `-x N` in a command's words.
 fn opt_after(words: &[&str], opt: &str) -> Option<u64> {
     let i = words.iter().position(|w| *w == opt)?;
     words.get(i.checked_add(1)?)?.parse().ok()
+}
+
+/// The two arms' flags and knobs of a guest experiment, checked against
+/// the model's: `[off, on]` each.
+fn arms_of(e: &GuestExperiment) -> Result<(Arms, [String; 2], [String; 2]), String> {
+    let (arms, flags, knobs) = match e.kind.as_str() {
+        "flag" => {
+            let mut parts: Vec<&str> = e.flag.split('+').filter(|s| !s.is_empty()).collect();
+            let flag = parts.pop().ok_or_else(|| format!("{}: no flag", e.id))?;
+            // A base is set in both states; NO_X holds X off in both.
+            let bases: String = parts
+                .iter()
+                .map(|b| match b.strip_prefix("NO_") {
+                    Some(x) => format!("-{x},"),
+                    None => format!("+{b},"),
+                })
+                .collect();
+            (
+                Arms::Flag,
+                [format!("{bases}-{flag}"), format!("{bases}+{flag}")],
+                [String::new(), String::new()],
+            )
+        }
+        "set" => {
+            let (mut flags, mut knobs) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+            for item in e.flag.split(',').filter(|s| !s.is_empty()) {
+                match item.split_once('=') {
+                    Some((k, v)) => {
+                        let (off, on) = v
+                            .split_once(':')
+                            .ok_or_else(|| format!("{}: knob '{item}' is not knob=OFF:ON", e.id))?;
+                        knobs[0].push(format!("{k}={off}"));
+                        knobs[1].push(format!("{k}={on}"));
+                    }
+                    None => {
+                        flags[0].push(format!("-{item}"));
+                        flags[1].push(format!("+{item}"));
+                    }
+                }
+            }
+            (
+                Arms::Set,
+                flags.map(|f| f.join(",")),
+                knobs.map(|k| k.join(",")),
+            )
+        }
+        "same" => (
+            Arms::Same,
+            [String::new(), String::new()],
+            [String::new(), String::new()],
+        ),
+        "module" => {
+            return Err("kind 'module' (the module loaded against not) is not modelled".into())
+        }
+        other => return Err(format!("kind '{other}' is not modelled")),
+    };
+    // Refuse a flag or knob the model does not have before running anything.
+    for (f, k) in flags.iter().zip(&knobs) {
+        crate::flags::Flags::default().apply(f)?;
+        crate::flags::Knobs::default().apply(k)?;
+    }
+    Ok((arms, flags, knobs))
 }
 
 /// The model's version of a guest experiment, or why there is none.
@@ -232,35 +361,33 @@ pub fn sim_spec(
 ) -> Result<SimSpec, String> {
     let preset = preset_of(&e.topology)
         .ok_or_else(|| format!("no preset for guest topology '{}'", e.topology))?;
-    if e.kind != "flag" {
+    let (arms, flags, knobs) = arms_of(e)?;
+    // A shell line of several programs (spinners beside a stream) is a
+    // mix the model's workloads do not compose.
+    if e.command.contains(['&', ';', '|', '>', '<']) {
         return Err(format!(
-            "kind '{}' (module loaded or not) is not modelled",
-            e.kind
+            "the compound command '{}' is not modelled",
+            e.command
         ));
     }
-    let mut parts: Vec<&str> = e.flag.split('+').filter(|s| !s.is_empty()).collect();
-    let flag = parts
-        .pop()
-        .ok_or_else(|| format!("{}: no flag", e.id))?
-        .to_string();
-    let bases: String = parts.iter().map(|b| format!("+{b},")).collect();
-    let flags = [format!("{bases}-{flag}"), format!("{bases}+{flag}")];
-    // Refuse a flag the model does not have before running anything.
-    crate::flags::Flags::default().apply(&flags[1])?;
     let words: Vec<&str> = e.command.split_whitespace().collect();
     let prog = words
         .first()
         .map_or("", |w| w.rsplit('/').next().unwrap_or(w));
     let cap = |ms: u64| ms.clamp(1, max_ms.max(1));
-    let (workload, duration_ms, messages_total, per_round) = match prog {
+    let (workload, duration_ms, messages_total, per_round, main_metric) = match prog {
         "spin" => {
             let n = words.get(1).and_then(|w| w.parse::<u32>().ok());
             let ms = words.get(2).and_then(|w| w.parse::<u64>().ok());
             let (Some(n), Some(ms)) = (n, ms) else {
                 return Err(format!("cannot read '{}' as spin N MS", e.command));
             };
-            (format!("fairness:{n}"), cap(ms), None, None)
+            (format!("fairness:{n}"), cap(ms), None, None, "work_ratio")
         }
+        "pingpong" if words.get(1) == Some(&"-u") => return Err(
+            "pingpong -u (a one-way stream) is not modelled: the model's buddy pair is a ping-pong"
+                .into(),
+        ),
         "pingpong" => {
             let ms = words.get(1).and_then(|w| w.parse::<u64>().ok());
             let Some(ms) = ms else {
@@ -272,6 +399,7 @@ pub fn sim_spec(
                 None,
                 // One round: a message each way.
                 Some(2),
+                "rounds_per_s",
             )
         }
         "hackbench" => {
@@ -290,6 +418,7 @@ pub fn sim_spec(
                         .saturating_mul(loops),
                 ),
                 None,
+                "time_s",
             )
         }
         other => return Err(format!("workload '{other}' is not modelled")),
@@ -297,15 +426,17 @@ pub fn sim_spec(
     Ok(SimSpec {
         preset,
         workload,
+        arms,
         flags,
+        knobs,
         duration_ms,
         messages_total,
         per_round,
+        main_metric,
     })
 }
 
-/// The metrics compared, in table order, with the model's value of each
-/// (None: the model has no such number for this workload).
+/// The metrics compared, in table order.
 pub const METRICS: &[&str] = &[
     "time_s",
     "work_ratio",
@@ -334,6 +465,38 @@ pub const METRICS: &[&str] = &[
     "sis_select_found_per_s",
     "sis_account_scans_per_s",
 ];
+
+/// Metrics the model has no mechanism for in a workload: (workload
+/// prefix, metrics, why). A row lands in the "cannot produce" list only
+/// when the model also counted 0 in both states; where it counted some,
+/// the row is compared after all. A mechanism the model has but that
+/// stays at 0 (idle balancing under hackbench, whose idle episodes in the
+/// model are shorter than a tick) is not here: those rows are compared
+/// and read "model 0".
+const NO_MECHANISM: &[(&str, &[&str], &str)] = &[(
+    "fairness:",
+    &[
+        "lb_count_idle_per_s",
+        "lb_count_newidle_per_s",
+        "lb_gained_newidle_per_s",
+        "sched_goidle_per_s",
+        "ttwu_count_per_s",
+        "ttwu_local_per_s",
+        "ttwu_move_affine_per_s",
+    ],
+    "no mechanism: the model's spinners run from its first nanosecond to its last and never \
+     sleep, so no CPU idles and nothing wakes; the guest's counts are the run's start and end \
+     (the shell's fork and exec, spin starting and reaping its threads) and the guest's own tasks",
+)];
+
+/// Why the model cannot produce `metric` in `spec`'s workload, if it
+/// cannot.
+pub fn no_mechanism(spec: &SimSpec, metric: &str) -> Option<&'static str> {
+    NO_MECHANISM
+        .iter()
+        .find(|(w, ms, _)| spec.workload.starts_with(w) && ms.contains(&metric))
+        .map(|n| n.2)
+}
 
 /// The model's value of `metric` in run `r` of `spec`.
 pub fn sim_metric(r: &RunResult, spec: &SimSpec, metric: &str) -> Option<f64> {
@@ -370,14 +533,19 @@ pub fn sim_metric(r: &RunResult, spec: &SimSpec, metric: &str) -> Option<f64> {
     }
 }
 
-/// A guest metric derived from two others run by run: `steal_success`,
-/// stolen over tried, with its own bootstrap interval (as
-/// `bench_report.py`'s, 4000 resamples, 95%).
+/// The two guest metrics a derived one is computed from, run by run
+/// (numerator, denominator): `steal_success` is stolen over tried.
+pub fn derived_parts(metric: &str) -> Option<(&'static str, &'static str)> {
+    match metric {
+        "steal_success" => Some(("steal_stolen", "steal_tried")),
+        _ => None,
+    }
+}
+
+/// A derived guest metric of one state, with its own bootstrap interval
+/// of the median (as `bench_report.py`'s, 4000 resamples, 95%).
 fn derived_guest(mets: &BTreeMap<String, GuestMetric>, metric: &str) -> Option<GuestMetric> {
-    let (num_m, den_m) = match metric {
-        "steal_success" => ("steal_stolen", "steal_tried"),
-        _ => return None,
-    };
+    let (num_m, den_m) = derived_parts(metric)?;
     let a = &mets.get(num_m)?.samples;
     let b = &mets.get(den_m)?.samples;
     let samples: Vec<f64> = a
@@ -397,8 +565,6 @@ fn derived_guest(mets: &BTreeMap<String, GuestMetric>, metric: &str) -> Option<G
     })
 }
 
-/// `bench_report.py`'s MIN_RUNS_CI.
-const MIN_RUNS_CI: usize = 5;
 /// `bench_report.py`'s BOOTSTRAP_ITERS.
 const BOOTSTRAP_ITERS: usize = 4000;
 
@@ -420,17 +586,22 @@ fn median_ci(v: &[f64], seed: u64) -> (f64, f64) {
     let n = v.len() as u64;
     let mut meds: Vec<f64> = (0..BOOTSTRAP_ITERS)
         .map(|_| {
-            let re: Vec<f64> = (0..n).map(|_| v[rng.below(n) as usize]).collect();
+            let re: Vec<f64> = (0..n)
+                .filter_map(|_| v.get(rng.below(n) as usize).copied())
+                .collect();
             median(&re)
         })
         .collect();
     meds.sort_by(f64::total_cmp);
-    let lo = meds[BOOTSTRAP_ITERS * 25 / 1000];
-    let hi = meds[(BOOTSTRAP_ITERS * 975 / 1000).min(BOOTSTRAP_ITERS - 1)];
-    (lo, hi)
+    let at = |i: usize| meds.get(i.min(BOOTSTRAP_ITERS - 1)).copied().unwrap_or(0.0);
+    (
+        at(BOOTSTRAP_ITERS * 25 / 1000),
+        at(BOOTSTRAP_ITERS * 975 / 1000),
+    )
 }
 
-/// One compared metric.
+/// One state's level of one metric: the model's value beside the
+/// guest's median and interval (the secondary comparison).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// Guest topology.
@@ -447,6 +618,8 @@ pub struct Row {
     pub sim: f64,
     /// Whether `sim` lies in the guest's interval.
     pub agrees: bool,
+    /// The fit that sets this quantity (then the row is not scored).
+    pub fitted: Option<&'static str>,
 }
 
 impl Row {
@@ -463,7 +636,8 @@ pub struct Opts {
     pub topology: Option<String>,
     /// Only this experiment.
     pub experiment: Option<String>,
-    /// Seeds per state (1..=seeds); the model's value is their median.
+    /// Seeds per state (1..=seeds; an A/A's on arm runs the next as many);
+    /// a level is their median, an effect the paired ratio over them.
     pub seeds: u64,
     /// Cap on the simulated time of one run, ms.
     pub max_ms: u64,
@@ -471,16 +645,22 @@ pub struct Opts {
     pub hackbench: HackbenchModel,
     /// Extra flags applied to both states (ablations, the negative test).
     pub extra_flags: String,
-    /// Knobs of every run.
+    /// Knobs of every run (an experiment's own knobs come after).
     pub knobs: crate::flags::Knobs,
 }
+
+/// Seeds a state runs by default: as many as the guest's runs a state
+/// (10 in a full `make bench`), so that the model's ratio is not noisier
+/// than the guest's for want of runs; a full calibration of every
+/// experiment takes seconds.
+pub const DEFAULT_SEEDS: u64 = 10;
 
 impl Default for Opts {
     fn default() -> Self {
         Self {
             topology: None,
             experiment: None,
-            seeds: 3,
+            seeds: DEFAULT_SEEDS,
             max_ms: 20_000,
             hackbench: HackbenchModel::default(),
             extra_flags: String::new(),
@@ -492,40 +672,163 @@ impl Default for Opts {
 /// The result of a calibration.
 #[derive(Clone, Debug, Default)]
 pub struct Calibration {
-    /// Every compared metric.
-    pub rows: Vec<Row>,
-    /// Experiments not run, with the reason.
+    /// Every experiment run, judged on effects.
+    pub experiments: Vec<ExperimentResult>,
+    /// Every level compared, without the rows set apart.
+    pub levels: Vec<Row>,
+    /// Experiments not run: (topology, experiment, why).
     pub skipped: Vec<(String, String, String)>,
+    /// Seeds a state ran.
+    pub seeds: u64,
 }
 
 impl Calibration {
-    /// (agreeing, compared).
-    pub fn summary(&self) -> (usize, usize) {
-        (
-            self.rows.iter().filter(|r| r.agrees).count(),
-            self.rows.len(),
-        )
+    /// Issue 32's headline numbers.
+    pub fn headline(&self) -> effects::Headline {
+        effects::headline(&self.experiments)
+    }
+
+    /// Levels: (agreeing, compared), the fitted rows left out.
+    pub fn level_summary(&self) -> (usize, usize) {
+        let scored = || self.levels.iter().filter(|r| r.fitted.is_none());
+        (scored().filter(|r| r.agrees).count(), scored().count())
     }
 }
 
-/// Runs one state of a spec for every seed.
-fn run_state(spec: &SimSpec, state: usize, opts: &Opts) -> Result<Vec<RunResult>, String> {
-    (1..=opts.seeds.max(1))
+/// Runs one state of a spec for each of `seeds`.
+fn run_state(
+    spec: &SimSpec,
+    state: usize,
+    seeds: std::ops::RangeInclusive<u64>,
+    opts: &Opts,
+) -> Result<Vec<RunResult>, String> {
+    let (flags, knobs) = spec
+        .flags
+        .get(state)
+        .zip(spec.knobs.get(state))
+        .ok_or_else(|| format!("no state {state}"))?;
+    seeds
         .map(|seed| {
             let topo = Topology::preset(spec.preset)?;
             let wl = Workload::parse(&spec.workload)?;
             let mut cfg = Config::new(topo, wl, seed, spec.duration_ms.saturating_mul(1_000_000));
-            cfg.flags.apply(&spec.flags[state])?;
+            cfg.flags.apply(flags)?;
             cfg.flags.apply(&opts.extra_flags)?;
             cfg.knobs = opts.knobs;
+            cfg.knobs.apply(knobs)?;
             Ok(crate::run(cfg))
         })
         .collect()
 }
 
+/// The model's side of one experiment: both states over the seeds, the
+/// same seeds in both (common random numbers, as the guest pairs runs
+/// back to back), except an A/A, whose on arm runs the next seeds so that
+/// its ratio shows the model's own noise rather than 1.0 by construction.
+fn run_model(spec: &SimSpec, opts: &Opts) -> Result<[Vec<RunResult>; 2], String> {
+    let n = opts.seeds.max(1);
+    let on_seeds = match spec.arms {
+        Arms::Same => n.saturating_add(1)..=n.saturating_mul(2),
+        _ => 1..=n,
+    };
+    Ok([
+        run_state(spec, 0, 1..=n, opts)?,
+        run_state(spec, 1, on_seeds, opts)?,
+    ])
+}
+
+/// Every metric's value in every run, and whether the traces differ.
+fn model_runs(spec: &SimSpec, runs: &[Vec<RunResult>; 2]) -> ModelRuns {
+    let values = METRICS
+        .iter()
+        .map(|&m| {
+            let per_state = runs
+                .each_ref()
+                .map(|rs| rs.iter().map(|r| sim_metric(r, spec, m)).collect());
+            (m.to_string(), per_state)
+        })
+        .collect();
+    let trace_changed = (spec.arms != Arms::Same).then(|| {
+        let changed = runs[0]
+            .iter()
+            .zip(&runs[1])
+            .filter(|(a, b)| a.trace_hash != b.trace_hash)
+            .count();
+        (changed, runs[0].len().min(runs[1].len()))
+    });
+    ModelRuns {
+        values,
+        trace_changed,
+    }
+}
+
+/// The level rows of one experiment: each state's model median beside
+/// the guest's numbers, without the rows its effects set apart as
+/// structural zeros or metrics the model cannot produce.
+fn level_rows(
+    e: &GuestExperiment,
+    spec: &SimSpec,
+    model: &ModelRuns,
+    judged: &ExperimentResult,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (si, state) in ["off", "on"].iter().enumerate() {
+        let Some(mets) = e.states.get(*state) else {
+            continue;
+        };
+        for &metric in METRICS {
+            let apart = judged
+                .rows
+                .iter()
+                .find(|r| r.metric == metric)
+                .and_then(|r| r.apart.as_ref());
+            if matches!(apart, Some(Apart::NoMechanism(_) | Apart::StructuralZero)) {
+                continue;
+            }
+            let g = match mets.get(metric) {
+                Some(g) => g.clone(),
+                None => match derived_guest(mets, metric) {
+                    Some(g) => g,
+                    None => continue,
+                },
+            };
+            let vals: Vec<f64> = model
+                .values
+                .get(metric)
+                .and_then(|v| v.get(si))
+                .map(|v| v.iter().flatten().copied().collect())
+                .unwrap_or_default();
+            if vals.is_empty() {
+                continue;
+            }
+            let sim = median(&vals);
+            // Zero in both in this state: nothing to compare, and counting
+            // it would inflate the agreement.
+            if sim == 0.0 && g.samples.iter().all(|&x| x == 0.0) {
+                continue;
+            }
+            let (lo, hi) = g.interval();
+            rows.push(Row {
+                topology: e.topology.clone(),
+                experiment: e.id.clone(),
+                state: (*state).to_string(),
+                metric: metric.to_string(),
+                agrees: sim >= lo && sim <= hi,
+                guest: g,
+                sim,
+                fitted: fitted(spec, metric),
+            });
+        }
+    }
+    rows
+}
+
 /// Compares every experiment of `guest` that `opts` selects.
 pub fn calibrate(guest: &[GuestExperiment], opts: &Opts) -> Result<Calibration, String> {
-    let mut cal = Calibration::default();
+    let mut cal = Calibration {
+        seeds: opts.seeds.max(1),
+        ..Calibration::default()
+    };
     for e in guest {
         if opts.topology.as_ref().is_some_and(|t| *t != e.topology)
             || opts.experiment.as_ref().is_some_and(|x| *x != e.id)
@@ -546,125 +849,13 @@ pub fn calibrate(guest: &[GuestExperiment], opts: &Opts) -> Result<Calibration, 
                 continue;
             }
         };
-        for (si, state) in ["off", "on"].iter().enumerate() {
-            let Some(mets) = e.states.get(*state) else {
-                continue;
-            };
-            let runs = run_state(&spec, si, opts)?;
-            for &metric in METRICS {
-                let g = match mets.get(metric) {
-                    Some(g) => g.clone(),
-                    None => match derived_guest(mets, metric) {
-                        Some(g) => g,
-                        None => continue,
-                    },
-                };
-                let vals: Vec<f64> = runs
-                    .iter()
-                    .filter_map(|r| sim_metric(r, &spec, metric))
-                    .collect();
-                if vals.is_empty() {
-                    continue;
-                }
-                let sim = median(&vals);
-                // Zero in both: nothing to compare, and counting it would
-                // inflate the agreement.
-                if sim == 0.0 && g.samples.iter().all(|&x| x == 0.0) {
-                    continue;
-                }
-                let (lo, hi) = g.interval();
-                cal.rows.push(Row {
-                    topology: e.topology.clone(),
-                    experiment: e.id.clone(),
-                    state: (*state).to_string(),
-                    metric: metric.to_string(),
-                    agrees: sim >= lo && sim <= hi,
-                    guest: g,
-                    sim,
-                });
-            }
-        }
+        let runs = run_model(&spec, opts)?;
+        let model = model_runs(&spec, &runs);
+        let judged = effects::assess(e, &spec, &model, METRICS);
+        cal.levels.extend(level_rows(e, &spec, &model, &judged));
+        cal.experiments.push(judged);
     }
     Ok(cal)
-}
-
-/// A number as the tables print it: 3 significant digits, no exponent.
-pub fn fmt_num(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-fn cells(r: &Row) -> Vec<String> {
-    let (lo, hi) = r.guest.interval();
-    vec![
-        r.topology.clone(),
-        r.experiment.clone(),
-        r.state.clone(),
-        r.metric.clone(),
-        fmt_num(r.guest.median),
-        format!(
-            "{}-{}{}",
-            fmt_num(lo),
-            fmt_num(hi),
-            if r.guest.ci95.is_none() {
-                " (range)"
-            } else {
-                ""
-            }
-        ),
-        fmt_num(r.sim),
-        r.ratio().map_or_else(|| "-".into(), |x| format!("{x:.2}")),
-        if r.agrees { "agree" } else { "disagree" }.into(),
-    ]
-}
-
-const HEADERS: [&str; 9] = [
-    "topology",
-    "experiment",
-    "state",
-    "metric",
-    "guest median",
-    "guest 95% interval",
-    "schedsim",
-    "sim/guest",
-    "verdict",
-];
-
-/// The summary line.
-pub fn summary_line(cal: &Calibration) -> String {
-    let (ok, n) = cal.summary();
-    format!("{ok} of {n} metrics agree (the model's value inside the guest's 95% interval of the median)")
-}
-
-/// The table as reST (a simple table, then the summary and what was not
-/// run) or Markdown.
-pub fn table(cal: &Calibration, md: bool) -> String {
-    let rows: Vec<Vec<String>> = cal.rows.iter().map(cells).collect();
-    let mut o = String::new();
-    if md {
-        let _ = writeln!(o, "| {} |", HEADERS.join(" | "));
-        let _ = writeln!(o, "|{}", "---|".repeat(HEADERS.len()));
-        for r in &rows {
-            let _ = writeln!(o, "| {} |", r.join(" | "));
-        }
-    } else {
-        o.push_str(&rst_table(&HEADERS, &rows));
-    }
-    let _ = writeln!(o, "\n{}.", summary_line(cal));
-    for (t, e, why) in &cal.skipped {
-        let _ = writeln!(o, "\nNot run: {t} {e}: {why}.");
-    }
-    o
 }
 
 #[cfg(test)]
@@ -673,7 +864,7 @@ mod tests {
 
     const DOC: &str = r#"{"format": "sched-lb-rs bench 1", "topologies": {"llc16": {"domains": ["MC:16"],
       "experiments": {"hb1_steal_llc16": {"kind": "flag", "flag": "STEAL", "command": "/bin/hackbench -g 1 -l 80",
-        "states": {"off": {"n": 5, "metrics": {"time_s": {"samples": [5, 6, 7, 6, 6], "median": 6, "ci95": [5, 7]}}}}},
+        "states": {"off": {"n": 5, "reps": [2, 3, 4, 5, 6], "metrics": {"time_s": {"samples": [5, 6, 7, 6, 6], "median": 6, "ci95": [5, 7]}}}}},
        "hook_overhead": {"kind": "module", "flag": "-", "command": "/bin/hackbench -g 2 -l 80", "states": {}}}}}}"#;
 
     #[test]
@@ -682,6 +873,7 @@ mod tests {
         assert_eq!(g.len(), 2);
         let hb = g.iter().find(|e| e.id == "hb1_steal_llc16").unwrap();
         assert_eq!(hb.states["off"]["time_s"].ci95, Some((5.0, 7.0)));
+        assert_eq!(hb.reps["off"], [2, 3, 4, 5, 6]);
         let m = HackbenchModel {
             send_us: 30,
             recv_us: 40,
@@ -692,6 +884,7 @@ mod tests {
         assert_eq!(s.workload, "hackbench:1:20:30:40:4");
         assert_eq!(s.flags, ["-STEAL".to_string(), "+STEAL".to_string()]);
         assert_eq!((s.duration_ms, s.messages_total), (2_000, Some(32_000)));
+        assert_eq!((s.arms, s.main_metric), (Arms::Flag, "time_s"));
         let module = g.iter().find(|e| e.id == "hook_overhead").unwrap();
         assert!(sim_spec(module, &m, 1, 1)
             .unwrap_err()
@@ -699,16 +892,21 @@ mod tests {
         assert!(parse_guest("{}").is_err());
     }
 
-    #[test]
-    fn bases_stay_on_in_both_states() {
-        let e = GuestExperiment {
+    fn exp(kind: &str, flag: &str, command: &str) -> GuestExperiment {
+        GuestExperiment {
             topology: "guittot".into(),
             id: "x".into(),
-            kind: "flag".into(),
-            flag: "SIS_PROP+SIS_AGE".into(),
-            command: "/slb/bench/spin 9 4000".into(),
+            kind: kind.into(),
+            flag: flag.into(),
+            command: command.into(),
             states: BTreeMap::new(),
-        };
+            reps: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn bases_stay_on_in_both_states() {
+        let e = exp("flag", "SIS_PROP+SIS_AGE", "/slb/bench/spin 9 4000");
         let s = sim_spec(&e, &HackbenchModel::default(), 1, 60_000).unwrap();
         assert_eq!(
             s.flags,
@@ -721,6 +919,69 @@ mod tests {
             (s.preset, s.workload.as_str(), s.duration_ms),
             ("2x4", "fairness:9", 4_000)
         );
+        // NO_X holds X off in both states.
+        let e = exp("flag", "NO_SIS_UTIL+SIS_PROP", "/slb/bench/spin 9 4000");
+        let s = sim_spec(&e, &HackbenchModel::default(), 1, 60_000).unwrap();
+        assert_eq!(s.flags, ["-SIS_UTIL,-SIS_PROP", "-SIS_UTIL,+SIS_PROP"]);
+    }
+
+    /// `bench-runner.sh`'s arms: a set switches its flags off against on
+    /// and its knobs OFF:ON; an A/A runs the defaults in both; a stream
+    /// or a compound shell line is not run.
+    #[test]
+    fn sets_and_a_a_and_what_is_not_run() {
+        let e = exp(
+            "set",
+            "LB_RELAX_FAILED,LB_BUSY_INTERVAL_DEC,busy_factor=32:16",
+            "/slb/bench/spin 11 20000",
+        );
+        let s = sim_spec(&e, &HackbenchModel::default(), 1, 60_000).unwrap();
+        assert_eq!(s.arms, Arms::Set);
+        assert_eq!(
+            s.flags,
+            [
+                "-LB_RELAX_FAILED,-LB_BUSY_INTERVAL_DEC",
+                "+LB_RELAX_FAILED,+LB_BUSY_INTERVAL_DEC"
+            ]
+        );
+        assert_eq!(s.knobs, ["busy_factor=32", "busy_factor=16"]);
+        let aa = sim_spec(
+            &exp("same", "-", "/slb/bench/spin 11 20000"),
+            &HackbenchModel::default(),
+            1,
+            60_000,
+        )
+        .unwrap();
+        assert_eq!(
+            (aa.arms, aa.flags.clone(), aa.knobs.clone()),
+            (
+                Arms::Same,
+                [String::new(), String::new()],
+                [String::new(), String::new()]
+            )
+        );
+        for cmd in [
+            "/slb/bench/spin 2 3000 > /dev/null & /slb/bench/pingpong -u 3000; wait",
+            "/slb/bench/pingpong -u 3000",
+            "/slb/bench/reqresp 4 3 50 100 3000",
+        ] {
+            let err = sim_spec(
+                &exp("flag", "STEAL", cmd),
+                &HackbenchModel::default(),
+                1,
+                60_000,
+            )
+            .unwrap_err();
+            assert!(err.contains("not modelled"), "{cmd}: {err}");
+        }
+        let err = sim_spec(
+            &exp("set", "busy_factor=32", "/slb/bench/spin 9 10"),
+            &HackbenchModel::default(),
+            1,
+            60_000,
+        )
+        .unwrap_err();
+        assert!(err.contains("OFF:ON"), "{err}");
     }
 
     #[test]

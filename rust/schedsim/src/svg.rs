@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! SVG plots of a run, drawn with `plotters` (its SVG backend only): each
-//! task's cumulative work over time, and each CPU's occupancy over time.
+//! task's cumulative work over time, and each CPU's occupancy over time;
+//! and the calibration's plot of effects (`schedsim calibrate --svg`).
 //!
 //! No kernel code is mirrored. The top panel is what Guittot's rt-app
 //! measurement looks at (fair sharing shows as a bundle of parallel lines,
@@ -140,40 +141,38 @@ pub fn render(r: &RunResult) -> Result<String, String> {
     Ok(out)
 }
 
+/// One row of the calibration plot: an effect of one experiment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EffectPoint {
+    /// Experiment and metric.
+    pub label: String,
+    /// The guest's paired 95% interval of the on/off ratio.
+    pub ci: (f64, f64),
+    /// The model's on/off ratio (None: it counted 0 in both states).
+    pub model: Option<f64>,
+    /// The row's verdict.
+    pub verdict: crate::calibrate::effects::Verdict,
+}
+
 /// The calibration plot of one guest topology (`schedsim calibrate
-/// --svg`): one row per experiment, state and metric; the guest's 95%
-/// interval of the median as a bar and the model's value as a dot, both
-/// over the guest's median on a log axis (1 is the guest's median). Green
-/// dot: inside the interval; red: outside. Rows whose guest median is 0
-/// have no ratio and are left out.
-pub fn calibration(topology: &str, rows: &[&crate::calibrate::Row]) -> Result<String, String> {
-    // Ratios kept on the plot: a model 100x off still shows, at the edge.
-    const LO: f64 = 0.01;
-    const HI: f64 = 100.0;
-    let pts: Vec<(String, f64, f64, f64, bool)> = rows
-        .iter()
-        .filter(|r| r.guest.median > 0.0)
-        .map(|r| {
-            let (lo, hi) = r.guest.interval();
-            let m = r.guest.median;
-            let clamp = |x: f64| x.clamp(LO, HI);
-            (
-                format!("{} {} {}", r.experiment, r.state, r.metric),
-                clamp(lo / m),
-                clamp(hi / m),
-                clamp(r.sim / m),
-                r.agrees,
-            )
-        })
-        .collect();
-    if pts.is_empty() {
-        return Err(format!(
-            "{topology}: no metric with a guest median above 0 to plot"
-        ));
+/// --svg`): one row per experiment and metric compared; the guest's
+/// paired 95% interval of the on/off ratio as a bar and the model's
+/// ratio as a dot, on a log axis (1: the rule changed nothing). Green dot:
+/// inside the interval; amber: outside it, on the guest's side of 1.0;
+/// red: opposite or outside; no dot where the model counted 0 in both
+/// states. A ratio beyond the axis is drawn at its edge.
+pub fn calibration(topology: &str, rows: &[EffectPoint]) -> Result<String, String> {
+    use crate::calibrate::effects::Verdict;
+    // Ratios kept on the plot: a model 10x off still shows, at the edge.
+    const LO: f64 = 0.1;
+    const HI: f64 = 10.0;
+    if rows.is_empty() {
+        return Err(format!("{topology}: no compared effect to plot"));
     }
+    let clamp = |x: f64| x.clamp(LO, HI);
     let row_h = 16u32;
-    let h = 90u32.saturating_add(row_h.saturating_mul(pts.len() as u32));
-    let n = pts.len() as f64;
+    let h = 90u32.saturating_add(row_h.saturating_mul(rows.len() as u32));
+    let n = rows.len() as f64;
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, h)).into_drawing_area();
@@ -181,7 +180,7 @@ pub fn calibration(topology: &str, rows: &[&crate::calibrate::Row]) -> Result<St
         let mut chart = ChartBuilder::on(&root)
             .caption(
                 format!(
-                    "{topology}: schedsim (dot) against the guest's 95% interval (bar), over the guest's median"
+                    "{topology}: schedsim's on/off ratio (dot) against the guest's paired 95% interval (bar)"
                 ),
                 ("sans-serif", 13),
             )
@@ -191,11 +190,11 @@ pub fn calibration(topology: &str, rows: &[&crate::calibrate::Row]) -> Result<St
             // Rows at 1..=n, so that the mesh's integer ticks carry them.
             .build_cartesian_2d((LO..HI).log_scale(), (n + 1.0)..0f64)
             .map_err(err)?;
-        let labels: Vec<String> = pts.iter().map(|p| p.0.clone()).collect();
+        let labels: Vec<String> = rows.iter().map(|p| p.label.clone()).collect();
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .y_labels(pts.len().saturating_add(2))
+            .y_labels(rows.len().saturating_add(2))
             .y_label_formatter(&|y| {
                 let i = y.round();
                 if (*y - i).abs() < 1e-6 && i >= 1.0 {
@@ -204,7 +203,7 @@ pub fn calibration(topology: &str, rows: &[&crate::calibrate::Row]) -> Result<St
                     String::new()
                 }
             })
-            .x_desc("value / guest median (log)")
+            .x_desc("on/off ratio (log)")
             .draw()
             .map_err(err)?;
         chart
@@ -213,21 +212,22 @@ pub fn calibration(topology: &str, rows: &[&crate::calibrate::Row]) -> Result<St
                 &BLACK.mix(0.4),
             ))
             .map_err(err)?;
-        for (i, (_, lo, hi, sim, ok)) in pts.iter().enumerate() {
+        for (i, p) in rows.iter().enumerate() {
             let y = i as f64 + 1.0;
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    [(*lo, y), (*hi, y)],
+                    [(clamp(p.ci.0), y), (clamp(p.ci.1), y)],
                     BLACK.stroke_width(3),
                 )))
                 .map_err(err)?;
-            let c = if *ok {
-                RGBColor(0x2c, 0xa0, 0x2c)
-            } else {
-                QUEUED
+            let Some(m) = p.model else { continue };
+            let c = match p.verdict {
+                Verdict::Inside => RGBColor(0x2c, 0xa0, 0x2c),
+                Verdict::SameDirection => RGBColor(0xe0, 0x9a, 0x10),
+                _ => QUEUED,
             };
             chart
-                .draw_series(std::iter::once(Circle::new((*sim, y), 4, c.filled())))
+                .draw_series(std::iter::once(Circle::new((clamp(m), y), 4, c.filled())))
                 .map_err(err)?;
         }
         root.present().map_err(err)?;

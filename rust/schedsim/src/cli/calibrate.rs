@@ -3,7 +3,8 @@
 //! `schedsim calibrate`: compares the model with the guest's `make bench`
 //! numbers (`schedsim::calibrate`) and writes the table and plots.
 
-use schedsim::calibrate::{calibrate, parse_guest, summary_line, table, HackbenchModel, Opts, Row};
+use schedsim::calibrate::tables::plot_points;
+use schedsim::calibrate::{calibrate, parse_guest, summary_lines, table, HackbenchModel, Opts};
 use schedsim::flags::Flags;
 use schedsim::{report, svg};
 
@@ -85,7 +86,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
     let guest = parse_guest(&text)?;
     let cal = calibrate(&guest, &opts)?;
-    if cal.rows.is_empty() && cal.skipped.is_empty() {
+    if cal.experiments.is_empty() && cal.skipped.is_empty() {
         return Err(format!(
             "nothing to calibrate: {path} has no experiment that --topology/--experiment select"
         ));
@@ -98,16 +99,25 @@ pub fn main(args: &[String]) -> Result<(), String> {
             );
             let body = if md { t.clone() } else { format!("{head}{t}") };
             std::fs::write(f, body).map_err(|e| format!("cannot write {f}: {e}"))?;
-            report::emit(&format!("{}\n", summary_line(&cal)));
+            report::emit(&format!("{}\n", summary_lines(&cal).join("\n")));
         }
         None => report::emit(&t),
     }
     if let Some(d) = &svg_dir {
-        let mut topos: Vec<&str> = cal.rows.iter().map(|r| r.topology.as_str()).collect();
+        let mut topos: Vec<&str> = cal
+            .experiments
+            .iter()
+            .map(|e| e.topology.as_str())
+            .collect();
         topos.dedup();
         for topo in topos {
-            let rows: Vec<&Row> = cal.rows.iter().filter(|r| r.topology == topo).collect();
-            let s = svg::calibration(topo, &rows)?;
+            let points = plot_points(&cal, topo);
+            // A topology whose experiments have no compared effect has no
+            // plot rather than an empty one.
+            if points.is_empty() {
+                continue;
+            }
+            let s = svg::calibration(topo, &points)?;
             let f = format!("{d}/calibration-{topo}.svg");
             std::fs::write(&f, s).map_err(|e| format!("cannot write {f}: {e}"))?;
         }
