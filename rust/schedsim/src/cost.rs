@@ -71,7 +71,78 @@ impl Default for CostModel {
     }
 }
 
+/// Every constant of [`CostModel`], by field name, in its order: what
+/// `schedsim experiment sensitivity` scales one at a time.
+pub const COST_FIELDS: &[&str] = &[
+    "ctx_switch_ns",
+    "sis_base_ns",
+    "sis_per_cpu_ns",
+    "lb_base_ns",
+    "lb_cpu_llc_ns",
+    "lb_cpu_node_ns",
+    "lb_cpu_remote_ns",
+    "migrate_task_ns",
+    "refill_llc_ns",
+    "refill_node_ns",
+    "refill_remote_ns",
+    "msg_xllc_ns",
+    "msg_xnode_ns",
+    "steal_base_ns",
+    "steal_per_line_ns",
+    "steal_per_victim_ns",
+];
+
 impl CostModel {
+    /// The constant named `name` ([`COST_FIELDS`]).
+    fn field_mut(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "ctx_switch_ns" => &mut self.ctx_switch_ns,
+            "sis_base_ns" => &mut self.sis_base_ns,
+            "sis_per_cpu_ns" => &mut self.sis_per_cpu_ns,
+            "lb_base_ns" => &mut self.lb_base_ns,
+            "lb_cpu_llc_ns" => &mut self.lb_cpu_llc_ns,
+            "lb_cpu_node_ns" => &mut self.lb_cpu_node_ns,
+            "lb_cpu_remote_ns" => &mut self.lb_cpu_remote_ns,
+            "migrate_task_ns" => &mut self.migrate_task_ns,
+            "refill_llc_ns" => &mut self.refill_llc_ns,
+            "refill_node_ns" => &mut self.refill_node_ns,
+            "refill_remote_ns" => &mut self.refill_remote_ns,
+            "msg_xllc_ns" => &mut self.msg_xllc_ns,
+            "msg_xnode_ns" => &mut self.msg_xnode_ns,
+            "steal_base_ns" => &mut self.steal_base_ns,
+            "steal_per_line_ns" => &mut self.steal_per_line_ns,
+            "steal_per_victim_ns" => &mut self.steal_per_victim_ns,
+            _ => return None,
+        })
+    }
+
+    /// This model with the constant `field` (every constant: `None`)
+    /// multiplied by `factor`, rounded to the ns. The sensitivity runs
+    /// use it: a claim that rests on one assumed cost should say how far
+    /// that cost can be off before the claim goes.
+    pub fn scaled(&self, field: Option<&str>, factor: f64) -> Result<Self, String> {
+        if !(factor.is_finite() && factor > 0.0 && factor <= 1000.0) {
+            return Err(format!("bad cost factor {factor}: expected 0 < f <= 1000"));
+        }
+        let mut m = *self;
+        let names: Vec<&str> = match field {
+            Some(f) => vec![f],
+            None => COST_FIELDS.to_vec(),
+        };
+        for n in names {
+            let v = m.field_mut(n).ok_or_else(|| {
+                format!(
+                    "unknown cost constant '{n}'; known: {}",
+                    COST_FIELDS.join(", ")
+                )
+            })?;
+            // Rounded, not truncated, and never below 0; a cost the
+            // model reads as 0 stays 0.
+            *v = (*v as f64 * factor).round() as u64;
+        }
+        Ok(m)
+    }
+
     /// Refill a task pays after moving from `src` to `dst`.
     pub fn refill_ns(&self, t: &Topology, src: u32, dst: u32) -> u64 {
         let (s, d) = (src as usize, dst as usize);
@@ -136,5 +207,31 @@ mod tests {
         assert!(c.lb_read_ns(&t, 0, 1) < c.lb_read_ns(&t, 0, 22));
         assert_eq!(c.sis_scan_ns(0), 0);
         assert_eq!(c.sis_scan_ns(4), 100 + 160);
+    }
+
+    #[test]
+    fn scaling_one_constant_or_all() {
+        let c = CostModel::default();
+        let one = c.scaled(Some("refill_remote_ns"), 0.1).unwrap();
+        assert_eq!(one.refill_remote_ns, 10_000);
+        assert_eq!(
+            CostModel {
+                refill_remote_ns: c.refill_remote_ns,
+                ..one
+            },
+            c
+        );
+        let all = c.scaled(None, 10.0).unwrap();
+        assert_eq!(
+            (all.ctx_switch_ns, all.steal_per_victim_ns),
+            (15_000, 1_000)
+        );
+        // Every name resolves: a field added to the struct and not to
+        // the list would be left out of the sensitivity runs.
+        for f in COST_FIELDS {
+            assert_ne!(c.scaled(Some(f), 2.0).unwrap(), c, "{f}");
+        }
+        assert!(c.scaled(Some("nope"), 2.0).is_err());
+        assert!(c.scaled(None, 0.0).is_err() && c.scaled(None, f64::NAN).is_err());
     }
 }

@@ -34,6 +34,7 @@ pub mod pelt;
 pub mod report;
 pub mod rng;
 pub mod schedstat;
+pub mod sensitivity;
 pub mod sim;
 pub mod stats;
 pub mod svg;

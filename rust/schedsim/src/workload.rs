@@ -9,6 +9,8 @@
 //!   (Guittot 2020);
 //! - `buddy:P[:work_us[:overlap_us]]`: P pairs that wake each other, a
 //!   netperf UDP_STREAM to localhost as Galbraith ran it (Galbraith 2016);
+//!   `work_us` may have up to 3 decimals (`12.5`): a message fitted to a
+//!   fast guest costs a few us, where 1 us is several percent;
 //! - `hackbench:G[:fds[:send_us[:recv_us[:queue]]]]`: G groups of `fds`
 //!   senders and `fds` receivers (hackbench's default 20), senders writing
 //!   to every receiver of their group round-robin, blocking on a receiver
@@ -30,8 +32,8 @@ pub enum Part {
     Buddy {
         /// Pairs.
         pairs: u32,
-        /// CPU work per message, us.
-        work_us: u64,
+        /// CPU work per message, ns (given in us, to the ns).
+        work_ns: u64,
         /// Work the sender goes on with after waking its partner, us.
         overlap_us: u64,
     },
@@ -103,6 +105,34 @@ fn time_us(kind: &str, v: u64) -> Result<u64, String> {
     Ok(v)
 }
 
+/// A time in us with up to 3 decimals (`12.5`), as ns, in the bounds of
+/// [`time_us`].
+fn time_us_to_ns(kind: &str, f: &str) -> Result<u64, String> {
+    let bad = || format!("bad workload '{kind}': '{f}' is not a time in us (up to 3 decimals)");
+    let (int, frac, point) = match f.split_once('.') {
+        Some((i, fr)) => (i, fr, true),
+        None => (f, "", false),
+    };
+    let frac_ok = !(point && frac.is_empty()) && frac.len() <= 3;
+    if int.is_empty() || !frac_ok || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let us = int.parse::<u64>().map_err(|_| bad())?;
+    // Right-padded: "5" after the point is 500 ns.
+    let frac_ns = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<3}").parse::<u64>().map_err(|_| bad())?
+    };
+    let ns = us.saturating_mul(1000).saturating_add(frac_ns);
+    if ns == 0 || ns > 10_000_000_000 {
+        return Err(format!(
+            "bad workload '{kind}': time {f} us not in 0.001..=10000000"
+        ));
+    }
+    Ok(ns)
+}
+
 impl Workload {
     /// Parses `kind:args[+kind:args...]`.
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -119,11 +149,20 @@ impl Workload {
                     }
                 }
                 "buddy" => {
-                    let v = nums(kind, &fields, 1, 3)?;
+                    // The work is read apart: it alone may be fractional.
+                    let work = fields.get(1).copied();
+                    let mut rest = fields.clone();
+                    if rest.len() > 1 {
+                        rest.remove(1);
+                    }
+                    let v = nums(kind, &rest, 1, 2)?;
                     Part::Buddy {
                         pairs: count(kind, v[0])?,
-                        work_us: time_us(kind, v.get(1).copied().unwrap_or(20))?,
-                        overlap_us: v.get(2).copied().unwrap_or(10),
+                        work_ns: match work {
+                            Some(f) => time_us_to_ns(kind, f)?,
+                            None => 20_000,
+                        },
+                        overlap_us: v.get(1).copied().unwrap_or(10),
                     }
                 }
                 "hackbench" => {
@@ -191,11 +230,29 @@ mod tests {
             w.parts[1],
             Part::Buddy {
                 pairs: 1,
-                work_us: 20,
+                work_ns: 20_000,
                 overlap_us: 10
             }
         );
         assert_eq!(w.task_count(), 9 + 2 + 40 + 3);
+        // The buddy's work alone may have decimals, to the ns.
+        let b = |t: &str| Workload::parse(t).map(|w| w.parts[0].clone());
+        for (text, ns, ov) in [
+            ("buddy:1:12.5", 12_500, 10),
+            ("buddy:1:12.345:3", 12_345, 3),
+            ("buddy:1:0.001", 1, 10),
+            ("buddy:1:330", 330_000, 10),
+        ] {
+            assert_eq!(
+                b(text),
+                Ok(Part::Buddy {
+                    pairs: 1,
+                    work_ns: ns,
+                    overlap_us: ov
+                }),
+                "{text}"
+            );
+        }
     }
 
     #[test]
@@ -209,6 +266,15 @@ mod tests {
             "warp:3",
             "periodic:1:2",
             "buddy:1:0",
+            "buddy:1:0.0",
+            "buddy:1:1.2345",
+            "buddy:1:.5",
+            "buddy:1:1.",
+            "buddy:1:-1",
+            "buddy:1:1e3",
+            "buddy:1:2:3:4",
+            "buddy:1:2:3.5",
+            "hackbench:1:20:1.5",
             "fairness:5000+fairness:5000+fairness:5000+fairness:5000+fairness:4000",
         ] {
             assert!(Workload::parse(bad).is_err(), "{bad}");

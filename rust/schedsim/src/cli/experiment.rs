@@ -8,7 +8,8 @@ use schedsim::report;
 
 use super::parse_hz;
 
-/// `schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]`.
+/// `schedsim experiment NAME|sensitivity|all [--plot-dir DIR] [--quick] [--hz N]`
+/// (`sensitivity` is not in `all`: it takes about 15 minutes).
 pub fn main(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value};
     let mut opts = Opts::default();
@@ -30,7 +31,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
             Value(v) => name = Some(v.to_string_lossy().into_owned()),
         }
     }
-    let name = name.ok_or_else(|| format!("experiment needs a name: {}, all", NAMES.join(", ")))?;
+    let name = name.ok_or_else(|| {
+        format!(
+            "experiment needs a name: {}, sensitivity, all",
+            NAMES.join(", ")
+        )
+    })?;
     let list: Vec<&str> = if name == "all" {
         NAMES.to_vec()
     } else {

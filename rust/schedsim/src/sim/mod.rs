@@ -135,6 +135,8 @@ pub struct Config {
     /// Keep every task's random draws in its result (`TaskStat::draws`),
     /// to check that a flag leaves the workload alone (tests).
     pub record_draws: bool,
+    /// The cost model (`cost.rs`'s defaults but in the sensitivity runs).
+    pub cost: CostModel,
 }
 
 impl Config {
@@ -152,6 +154,7 @@ impl Config {
             samples: 0,
             progress: false,
             record_draws: false,
+            cost: CostModel::default(),
         }
     }
 }
@@ -547,7 +550,7 @@ impl Sim {
         // update_max_interval(): HZ * num_online_cpus() / 10.
         let max_lb_interval_jiffies = (u64::from(cfg.hz).saturating_mul(u64::from(nr)) / 10).max(1);
         let mut sim = Self {
-            cost: CostModel::default(),
+            cost: cfg.cost,
             tick_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 0),
             ni_rng: (0..nr)
                 .map(|c| Rng::stream(cfg.seed, Purpose::NiRandom, u64::from(c)))

@@ -87,7 +87,7 @@ impl Sim {
                 }
                 Part::Buddy {
                     pairs,
-                    work_us,
+                    work_ns,
                     overlap_us,
                 } => {
                     for _ in 0..pairs {
@@ -98,12 +98,12 @@ impl Sim {
                             let t = self.new_task(Kind::Buddy {
                                 pair,
                                 partner: other,
-                                work_ns: work_us * 1000,
+                                work_ns,
                                 overlap_ns: overlap_us * 1000,
                             });
                             debug_assert_eq!(t, me);
                         }
-                        self.tasks[a].burst_left_ns = work_us * 1000;
+                        self.tasks[a].burst_left_ns = work_ns;
                         runnable.push(a);
                         self.buddy_split.push(false);
                     }
