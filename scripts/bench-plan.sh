@@ -5,6 +5,7 @@
 # series). POSIX sh: slb-bench runs under busybox ash in the guest too.
 #
 #   slb_topologies          the named topologies, one line each
+#   topology_names          their names; topology_known T: one of them?
 #   experiments_of T NCPU   topology T's experiments, one line each
 #   topology_fits T SHAPE   whether a machine of SHAPE (cpu0's domain
 #                           levels, "SMT:2 MC:4 PKG:8") has what T's
@@ -26,6 +27,20 @@ slb_topologies() {
 	numa2 8,sockets=2,cores=4,threads=1 MC:4,NUMA:8 1G:0-3,1G:4-7 2 NUMA nodes of 4 CPUs (seeds 002 STEAL, 003, 004)
 	llc16 16,sockets=1,cores=16,threads=1 MC:16 - one LLC of 16 CPUs (seed 002's scan, STEAL)
 	EOF
+}
+
+# topology_names: the topologies' names, space-separated, in the list's
+# order (make bench's default plan, slb-bench's).
+topology_names() {
+	slb_topologies | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//'
+}
+
+# topology_known T: succeeds for a topology of the list; otherwise prints
+# why, naming the known ones, and fails.
+topology_known() {
+	slb_topologies | cut -d' ' -f1 | grep -qx "$1" && return 0
+	echo "unknown topology '$1': one of $(topology_names)"
+	return 1
 }
 
 # topology_fits T SHAPE: what each topology's experiments need of a

@@ -77,7 +77,7 @@ if [ "$quick" = 1 ]; then
 else
 	reps=${SLB_BENCH_REPS:-11} warmup=${SLB_BENCH_WARMUP:-1} spin_ms=4000 pp_ms=3000 rr_ms=3000 hb_loops=80
 	fair_ms=${SLB_BENCH_FAIR_MS:-20000}
-	topologies=${SLB_BENCH_TOPOLOGIES:-$(slb_topologies | cut -d' ' -f1 | paste -sd' ')}
+	topologies=${SLB_BENCH_TOPOLOGIES:-$(topology_names)}
 fi
 for t in $topologies; do
 	topology_field "$t" 2 > /dev/null

@@ -256,10 +256,9 @@ qemu_numa() {
 # description) of topology NAME; dies naming the known ones if there is
 # no such topology.
 topology_field() {
-	local line
+	local line why
+	why=$(topology_known "$1") || die "$why"
 	line=$(slb_topologies | awk -v t="$1" '$1 == t')
-	[ -n "$line" ] ||
-		die "unknown topology '$1': one of $(slb_topologies | cut -d' ' -f1 | paste -sd' ')"
 	awk -v n="$2" '{ if (n < 5) print $n; else { $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print } }' <<< "$line"
 }
 
