@@ -378,15 +378,13 @@ pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
         flags,
         COUNT && trace_on!(__tracepoint_sched_lb_newidle_stop),
     ) {
-        let stop = newidle_walk::stop_at_domain(WalkStep {
+        let stop = newidle_walk::stop_at_domain(newidle_step(
             avg_idle_ns,
-            curr_cost_ns: cost_ns,
-            max_newidle_lb_cost_ns: 0,
-            migration_cost_ns,
+            cost_ns,
             consecutive_failures,
-            newidle_backoff: backoff,
-            sd_migration_cost: migration_cost,
-        });
+            migration_cost_ns,
+            flags,
+        ));
         // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
         return unsafe { NEWIDLE.record::<COUNT>(stop, flags) };
     }
@@ -400,6 +398,27 @@ pub(crate) extern "C" fn newidle_stop<const COUNT: bool>(
     )
 }
 
+/// The walk's step as the rule takes it, with the flags `[NEWIDLE_BACKOFF,
+/// SD_MIGRATION_COST]`; the domain's own cost is in `cost_ns` (above).
+#[inline(always)]
+fn newidle_step(
+    avg_idle_ns: u64,
+    cost_ns: u64,
+    consecutive_failures: u32,
+    migration_cost_ns: u64,
+    [newidle_backoff, sd_migration_cost]: [bool; 2],
+) -> WalkStep {
+    WalkStep {
+        avg_idle_ns,
+        curr_cost_ns: cost_ns,
+        max_newidle_lb_cost_ns: 0,
+        migration_cost_ns,
+        consecutive_failures,
+        newidle_backoff,
+        sd_migration_cost,
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn newidle_stop_judged<const COUNT: bool>(
@@ -410,14 +429,14 @@ fn newidle_stop_judged<const COUNT: bool>(
     migration_cost_ns: u64,
     migration_cost: bool,
 ) -> bool {
-    let step = |[newidle_backoff, sd_migration_cost]: [bool; 2]| WalkStep {
-        avg_idle_ns,
-        curr_cost_ns: cost_ns,
-        max_newidle_lb_cost_ns: 0,
-        migration_cost_ns,
-        consecutive_failures,
-        newidle_backoff,
-        sd_migration_cost,
+    let step = |flags| {
+        newidle_step(
+            avg_idle_ns,
+            cost_ns,
+            consecutive_failures,
+            migration_cost_ns,
+            flags,
+        )
     };
     let flags = [backoff, migration_cost];
     // SAFETY: a callback; `COUNT` instances run only from `OPS` (module doc).
