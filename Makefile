@@ -11,7 +11,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup kernel module run shell bench-here deb check-deb test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate schedsim-bench \
+.PHONY: help setup kernel module run shell bench-here deb check-deb test topologies stress tcg-check mutants bench bench-hooks site-cost sched-cost rule-cost schedsim calibrate replay schedsim-bench \
 	cargo-test script-test checkpatch check-series check-configs check-apply check-b4 fuzz fmt clean distclean
 
 help:
@@ -40,6 +40,7 @@ help:
 	@echo "make rule-cost     instructions per call of each Rust rule against the 6.12 C (callgrind, both overflow modes)"
 	@echo "make schedsim      the simulator's seed experiments, plots in Documentation/schedsim"
 	@echo "make calibrate     the simulator against the guest's make bench numbers (GUEST=Documentation/results/bench.json)"
+	@echo "make replay        traced guest runs of make bench's plan replayed into the simulator (QUICK=1, SLB_REPLAY_*)"
 	@echo "make schedsim-bench  the simulator's speed budget (224 CPUs, 10 s simulated)"
 
 setup:
@@ -113,6 +114,11 @@ GUEST ?= Documentation/results/bench.json
 calibrate:
 	cargo run --release --locked -p schedsim -- calibrate --guest $(GUEST) \
 		--out Documentation/schedsim/calibration.rst --svg Documentation/schedsim
+
+# Each bench experiment run once a state with the scheduler's trace events
+# on, and what its tasks did replayed into the simulator (issue 32).
+replay:
+	@QUICK=$(QUICK) scripts/replay.sh
 
 schedsim-bench:
 	cargo run --release --locked -p schedsim -- bench

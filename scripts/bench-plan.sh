@@ -6,6 +6,7 @@
 #
 #   slb_topologies          the named topologies, one line each
 #   topology_names          their names; topology_known T: one of them?
+#   bench_lengths QUICK     sets the runs' lengths experiments_of reads
 #   experiments_of T NCPU   topology T's experiments, one line each
 #   topology_fits T SHAPE   whether a machine of SHAPE (cpu0's domain
 #                           levels, "SMT:2 MC:4 PKG:8") has what T's
@@ -14,6 +15,19 @@
 # experiments_of reads: quick, hooks (make bench-hooks), hb_loops,
 # fair_ms, pp_ms, rr_ms, tools_dir (the directory of bench/'s spin,
 # pingpong, reqresp) and hackbench (its path).
+
+# bench_lengths QUICK: the lengths of make bench's runs (QUICK 0) or of
+# its quick ones (1), for make bench, make replay and slb-bench alike.
+# Seed 001's spinners run 20 s (fair_ms): fairness over a run is capped
+# by how long it is (the simulator gives 83 / 88 / 94% at 4 / 10 / 30 s,
+# issue 31).
+bench_lengths() {
+	if [ "$1" = 1 ]; then
+		hb_loops=30 fair_ms=1500 pp_ms=1500 rr_ms=1500
+	else
+		hb_loops=80 fair_ms=20000 pp_ms=3000 rr_ms=3000
+	fi
+}
 
 # NAME, QEMU -smp, the domain levels and spans cpu0 must have (checked by
 # bench_report.py), the NUMA nodes as qemu_numa takes them ("-": none),

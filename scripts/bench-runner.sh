@@ -14,6 +14,7 @@ feat=${feat:-/sys/kernel/debug/sched/features}
 bench_ko=${bench_ko:-/slb/sched_lb_rs.ko}
 bench_dir=${bench_dir:-/slb/bench}
 bench_tmp=${bench_tmp:-/tmp}
+trace_awk=${trace_awk:-/slb/trace.awk}
 
 # domain_knob NAME VALUE: writes VALUE to NAME of every CPU's every sched
 # domain (the series' writable per-domain debugfs files).
@@ -88,6 +89,47 @@ bench_counters() {
 	done
 }
 
+# make replay (issue 32): with a file "trace" in bench_dir, each run is
+# traced. The scheduler's own events, every one, into a buffer of
+# bench_dir/trace's KB per CPU; after the run the buffer goes out on
+# stdout as "SLB-TRACE " lines in schedsim's slb-trace format
+# (trace_awk: scripts/guest/trace.awk), between SLB-TRACE-BEGIN and SLB-TRACE-END lines
+# that say what ran and what the buffer lost. scripts/replay_extract.py
+# writes them into trace files.
+trace_events="sched_waking sched_wakeup sched_wakeup_new sched_switch sched_migrate_task sched_process_fork sched_process_exit"
+tracefs=/sys/kernel/tracing
+bench_traced() { [ -f "$bench_dir/trace" ]; }
+bench_trace_begin() {
+	local e
+	[ -d $tracefs/events ] || mount -t tracefs nodev $tracefs 2>/dev/null
+	echo 0 > $tracefs/tracing_on
+	echo > $tracefs/trace
+	cat "$bench_dir/trace" > $tracefs/buffer_size_kb ||
+		fail "replay: the trace buffer refused $(cat "$bench_dir/trace") KB a CPU"
+	for e in $trace_events; do
+		echo 1 > $tracefs/events/sched/$e/enable || fail "replay: no trace event sched/$e"
+	done
+	echo 1 > $tracefs/tracing_on
+}
+# bench_trace_end ID STATE REP CMD
+bench_trace_end() {
+	local e w lost
+	echo 0 > $tracefs/tracing_on
+	for e in $trace_events; do echo 0 > $tracefs/events/sched/$e/enable; done
+	lost=$(awk '/^overrun:/ { n += $2 } END { print n + 0 }' $tracefs/per_cpu/cpu*/stats)
+	echo "SLB-TRACE-BEGIN $1 $2 $3"
+	# The workload's processes are the programs its command runs.
+	echo "SLB-TRACE-META comm $(for w in $4; do
+		case $w in /*) [ -x "$w" ] && echo "${w##*/}" ;; esac
+	done | sort -u | tr '\n' ' ')"
+	echo "SLB-TRACE-META features $(cat $feat)"
+	echo "SLB-TRACE-META lost $lost"
+	[ "$lost" = 0 ] || fail "replay: $lost events of $1 $2 overwritten in the trace buffer"
+	awk -v prefix="SLB-TRACE " -f "$trace_awk" $tracefs/trace
+	echo "SLB-TRACE-END $1 $2 $3"
+	echo > $tracefs/trace
+}
+
 # bench_run CONF REPS SETTLE: runs every experiment of CONF REPS times
 # in both states, alternating which goes first, SETTLE seconds after
 # each state is set; sets bench_runs to the runs made. Puts the flags,
@@ -122,11 +164,13 @@ bench_run() {
 				# entries were counted against "module on" alone.
 				bench_counters
 				cat /proc/schedstat
+				bench_traced && bench_trace_begin
 				t0=$(cut -d' ' -f1 /proc/uptime)
 				eval "$cmd" < /dev/null > "$bench_tmp/bench.out" 2>&1
 				rc=$?
-				out=$(tr '\n' ' ' < "$bench_tmp/bench.out")
 				t1=$(cut -d' ' -f1 /proc/uptime)
+				bench_traced && bench_trace_end "$id" "$state" "$r" "$cmd"
+				out=$(tr '\n' ' ' < "$bench_tmp/bench.out")
 				cat /proc/schedstat
 				bench_counters
 				echo "SLB-BENCH-END $id $state $r t0=$t0 t1=$t1 rc=$rc out=$out"

@@ -66,17 +66,15 @@ jobs=${SLB_BENCH_JOBS:-1}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "SLB_BENCH_JOBS=$jobs: need a whole number of guests, 1 or more"
 # Full runs: 11 alternated runs per state, the first of each dropped as
 # warm-up, so each verdict rests on 10 against 10 (bench_report.py:
-# bootstrap intervals need at least 5 a state).
-# Seed 001's spinners run 20 s (SLB_BENCH_FAIR_MS): fairness over a run
-# is capped by how long it is (the simulator gives 83 / 88 / 94% at 4 / 10
-# / 30 s, issue 31), so the 4 s runs of earlier benches could not reach
-# the level the thread reported.
+# bootstrap intervals need at least 5 a state). The lengths are
+# bench-plan.sh's bench_lengths.
+bench_lengths "$quick"
 if [ "$quick" = 1 ]; then
-	reps=2 warmup=0 spin_ms=1500 fair_ms=1500 pp_ms=1500 rr_ms=1500 hb_loops=30
+	reps=2 warmup=0
 	topologies=${SLB_BENCH_TOPOLOGIES:-guittot smt2 numa2}
 else
-	reps=${SLB_BENCH_REPS:-11} warmup=${SLB_BENCH_WARMUP:-1} spin_ms=4000 pp_ms=3000 rr_ms=3000 hb_loops=80
-	fair_ms=${SLB_BENCH_FAIR_MS:-20000}
+	reps=${SLB_BENCH_REPS:-11} warmup=${SLB_BENCH_WARMUP:-1}
+	fair_ms=${SLB_BENCH_FAIR_MS:-$fair_ms}
 	topologies=${SLB_BENCH_TOPOLOGIES:-$(topology_names)}
 fi
 for t in $topologies; do

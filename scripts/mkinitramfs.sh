@@ -27,6 +27,7 @@ for a in $applets; do
 done
 install -m 0755 "$SLB_ROOT/scripts/guest/init" "$root/init"
 install -m 0644 "$SLB_ROOT/scripts/guest/llc.awk" "$root/slb/llc.awk"
+install -m 0644 "$SLB_ROOT/scripts/guest/trace.awk" "$root/slb/trace.awk"
 install -m 0755 "$SLB_ROOT/scripts/sched-lb-stat" "$root/bin/sched-lb-stat"
 # The benchmark runner the init sources, and slb-bench with its plan.
 install -m 0644 "$SLB_ROOT/scripts/bench-runner.sh" "$root/slb/bench-runner.sh"

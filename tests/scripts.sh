@@ -931,5 +931,64 @@ expect_fail "sched-lb-stat: module not loaded" "sched_lb_rs is missing: the sche
 	env SLB_DEBUGFS="$st" $stat_sh "$root/scripts/sched-lb-stat"
 expect_fail "sched-lb-stat: no debugfs" "is not readable: mount debugfs" env SLB_DEBUGFS="$tmp/none" $stat_sh "$root/scripts/sched-lb-stat"
 
+# make replay's guest side: scripts/guest/trace.awk turns a 6.12 trace
+# (tests/data/trace-6.12.txt: every event it reads, a comm with a space,
+# the three contexts, an exec's new name) into the slb-trace event lines
+# of tests/data/trace-6.12.slb, under the guest's awk and Debian's.
+for a in "busybox awk" mawk; do
+	command -v ${a%% *} > /dev/null || continue
+	expect_pass "trace.awk ($a): a 6.12 trace into slb-trace lines" "^same$" \
+		bash -c "$a -v prefix= -f '$root/scripts/guest/trace.awk' '$root/tests/data/trace-6.12.txt' |
+			diff - '$root/tests/data/trace-6.12.slb' && echo same"
+done
+# scripts/replay_extract.py: a console with one traced run among kernel
+# lines gives one file whose header has the plan's experiment, the
+# counters' deltas and the run's wall time, and the events in order.
+rlog="$tmp/replay.console.log" rconf="$tmp/replay.conf"
+echo "hb_steal flag STEAL /bin/hackbench -g 2 -l 80" > "$rconf"
+{
+	echo "SLB-BENCH-BEGIN hb_steal on 1"
+	echo "SLB-BENCH-CTR differs_STEAL 5"
+	echo "SLB-BENCH-CTR steal_stolen 100"
+	echo "cpu0 1 2 3"
+	echo "SLB-TRACE-BEGIN hb_steal on 1"
+	echo "SLB-TRACE-META comm hackbench "
+	echo "SLB-TRACE-META features STEAL NO_SIS_PROP"
+	echo "SLB-TRACE-META lost 0"
+	echo "SLB-TRACE 1000 0 T 5 hackbench"
+	echo "[   12.3] random: crng init done"
+	echo "SLB-TRACE 1000 0 S 0 R 5"
+	echo "SLB-TRACE-END hb_steal on 1"
+	echo "cpu0 4 5 6"
+	echo "SLB-BENCH-CTR differs_STEAL 12"
+	echo "SLB-BENCH-CTR steal_stolen 140"
+	echo "SLB-BENCH-END hb_steal on 1 t0=10.50 t1=12.75 rc=0 out=Time: 2.2"
+} > "$rlog"
+expect_pass "replay_extract: one traced run" "hb_steal.on.r1.trace: 2 events" \
+	python3 "$root/scripts/replay_extract.py" "$rlog" "$rconf" numa2 8 "$tmp/replay"
+expect_pass "replay_extract: the header and events" "^same$" bash -c "diff - '$tmp/replay/hb_steal.on.r1.trace' <<'END' && echo same
+# slb-trace 1
+# topology numa2 cpus 8
+# experiment hb_steal state on kind flag flag STEAL
+# features STEAL NO_SIS_PROP
+# comm hackbench
+# ctr differs_STEAL 7
+# ctr steal_stolen 40
+# lost 0
+# duration_ns 2250000000
+1000 0 T 5 hackbench
+1000 0 S 0 R 5
+END"
+head -n 9 "$rlog" > "$tmp/replay.cut.log"
+expect_fail "replay_extract: a trace cut short" "has no SLB-TRACE-END \\(guest cut short\\?\\)" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.cut.log" "$rconf" numa2 8 "$tmp/replay2"
+grep -v TRACE "$rlog" > "$tmp/replay.none.log"
+expect_fail "replay_extract: no traced run" "no traced run" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.none.log" "$rconf" numa2 8 "$tmp/replay3"
+expect_fail "replay: an unknown topology" "unknown topology 'nope'" \
+	env SLB_REPLAY_TOPOLOGIES=nope "$root/scripts/replay.sh"
+expect_fail "replay: a bad trace buffer size" "trace_kb=0: need a whole number" \
+	env SLB_REPLAY_TOPOLOGIES=smt2 SLB_REPLAY_TRACE_KB=0 "$root/scripts/replay.sh"
+
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make replay (issue 32): the simulator against the guest on what the
+# guest's tasks did, not on a workload model of them.
+#
+#   1. Boots the plain kernel with the module on each topology, as make
+#      bench does, and runs that topology's experiments (scripts/
+#      bench-plan.sh, make bench's lengths, so that each replay is of an
+#      experiment of bench.json) once in each state, with the
+#      scheduler's trace events on (sched_waking, sched_wakeup,
+#      sched_wakeup_new, sched_switch, sched_migrate_task,
+#      sched_process_fork, sched_process_exit): scripts/bench-runner.sh
+#      with a "trace" file in the bench dir.
+#   2. scripts/replay_extract.py writes each run's trace as an
+#      "slb-trace 1" file: OUT/TOPOLOGY/ID.STATE.r1.trace.
+#   3. schedsim replay runs each experiment's off and on traces: each
+#      workload task's recorded CPU bursts, blocks and who woke it, replayed
+#      into the model on the same topology with the same flags, and the
+#      same metrics computed from the guest's events and the model's
+#      (migrations per domain level, wakeups placed in the waker's LLC,
+#      idle time while another CPU had waiting tasks, the differs
+#      counters), written to OUT/replay.txt and OUT/replay.json.
+#
+# Knobs: SLB_REPLAY_TOPOLOGIES (all six), SLB_REPLAY_EXPERIMENTS (an
+# extended regex on the experiment ids; default every experiment of
+# make bench), QUICK=1 (make bench's quick plan and lengths),
+# SLB_REPLAY_TRACE_KB (buffer per CPU, 16384: a hackbench -g 4 -l 80 on
+# llc16 fills some 4 MB of it), SLB_REPLAY_OUT (.cache/replay). A full
+# run (no topology or experiment chosen, not quick) also writes
+# Documentation/schedsim/replay.txt.
+set -euo pipefail
+export SLB_FLAVOR=${SLB_FLAVOR:-plain}
+. "$(dirname "$0")/lib.sh"
+
+out=${SLB_REPLAY_OUT:-$SLB_CACHE/replay}
+topologies=${SLB_REPLAY_TOPOLOGIES:-$(topology_names)}
+for t in $topologies; do
+	topology_field "$t" 2 > /dev/null
+done
+quick=${QUICK:-0}
+trace_kb=${SLB_REPLAY_TRACE_KB:-16384}
+for v in trace_kb; do
+	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "replay: $v=${!v}: need a whole number above 0"
+done
+reuse=${SLB_REPLAY_REUSE:-0}
+need_tool python3
+need_tool cargo
+if [ "$reuse" = 1 ]; then
+	ls "$out"/*/*.trace > /dev/null 2>&1 || die "replay: SLB_REPLAY_REUSE=1 but no trace in $out/*/: run make replay first"
+else
+	flavor_kernel_and_module
+	rm -rf "$out"
+	mkdir -p "$out"
+	stage "replay: guest workloads"
+	bench_tools "$out/guest"
+	echo "$trace_kb" > "$out/guest/trace"
+	stage_end
+fi
+
+# experiments_of's variables, as scripts/bench.sh sets them.
+bench_lengths "$quick"
+# shellcheck disable=SC2034 # read by experiments_of (scripts/bench-plan.sh)
+hooks=0 tools_dir=/slb/bench hackbench=/bin/hackbench
+
+stage "replay: schedsim"
+cargo build --release --locked -q -p schedsim
+schedsim=$SLB_ROOT/target/release/schedsim
+stage_end
+
+for t in $topologies; do
+	[ "$reuse" = 1 ] && break
+	dir="$out/guest-$t"
+	cp -r "$out/guest" "$dir"
+	experiments_of "$t" "$(smp_of "$t" | cut -d, -f1)" |
+		awk -v re="${SLB_REPLAY_EXPERIMENTS:-.}" '$1 ~ re' > "$dir/conf"
+	if [ ! -s "$dir/conf" ]; then
+		log "replay: no experiment of $t matches '${SLB_REPLAY_EXPERIMENTS:-}'"
+		continue
+	fi
+	echo 1 > "$dir/reps"
+	echo 0.5 > "$dir/settle"
+	runs=$(( $(grep -c . "$dir/conf") * 2 ))
+	# Each traced run pays for its dump over the serial console.
+	SLB_BENCH_DIR="$dir" SLB_QEMU_EXTRA="$(extra_of "$t")" \
+		SLB_BOOT_TIMEOUT=${SLB_REPLAY_TIMEOUT:-$(( 600 + 240 * runs ))} \
+		"$SLB_ROOT/scripts/boot.sh" "replay-$t" "kunit bench" "$(smp_of "$t")" > "$out/$t.boot.txt" 2>&1 ||
+		{ tail -20 "$out/$t.boot.txt" >&2; die "replay guest $t failed"; }
+	cp "$SLB_LOGS/replay-$t.console.log" "$out/$t.console.log"
+	stage "replay: $t traces"
+	python3 "$SLB_ROOT/scripts/replay_extract.py" "$out/$t.console.log" "$dir/conf" "$t" \
+		"$(smp_of "$t" | cut -d, -f1)" "$out/$t"
+	stage_end
+done
+
+stage "replay: model against guest"
+traces=()
+for t in $topologies; do
+	[ -d "$out/$t" ] && traces+=("$out/$t"/*.trace)
+done
+[ ${#traces[@]} -gt 0 ] || die "replay: no trace written"
+"$schedsim" replay --format table "${traces[@]}" > "$out/replay.txt"
+"$schedsim" replay --format json "${traces[@]}" > "$out/replay.json"
+stage_end
+cat "$out/replay.txt"
+if [ "$quick" != 1 ] && [ -z "${SLB_REPLAY_TOPOLOGIES:-}${SLB_REPLAY_EXPERIMENTS:-}" ]; then
+	mkdir -p "$SLB_ROOT/Documentation/schedsim"
+	cp "$out/replay.txt" "$SLB_ROOT/Documentation/schedsim/replay.txt"
+	log "replay: Documentation/schedsim/replay.txt written"
+fi
+log "replay: traces in $out/TOPOLOGY/, tables in $out/replay.txt"

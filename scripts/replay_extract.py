@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""make replay: a traced bench guest's console log into trace files.
+
+Usage: replay_extract.py CONSOLE_LOG CONF TOPOLOGY CPUS OUT_DIR
+
+CONF is the guest's plan (scripts/bench-plan.sh's experiments_of: "ID
+KIND FLAG COMMAND..." a line). For every traced run (scripts/bench-runner.sh
+with a "trace" file in its bench dir) writes OUT_DIR/ID.STATE.rREP.trace in
+the "slb-trace 1" format `schedsim replay` reads: a header of "#" lines
+(topology, experiment, the features the run had, the workload's process
+names, the module's counters over the run, the events lost, the run's
+wall time), then the guest's event lines as scripts/guest/trace.awk wrote
+them. Prints one line per file written; exits 1 when the log holds no
+traced run, or a run's trace is cut short (no SLB-TRACE-END).
+"""
+
+import os
+import re
+import sys
+
+BEGIN = re.compile(r"^SLB-BENCH-BEGIN (\S+) (on|off) (\d+)$")
+END = re.compile(r"^SLB-BENCH-END (\S+) (on|off) (\d+) t0=([0-9.]+) t1=([0-9.]+) ")
+CTR = re.compile(r"^SLB-BENCH-CTR (\S+) (\d+)$")
+TBEGIN = re.compile(r"^SLB-TRACE-BEGIN (\S+) (on|off) (\d+)$")
+TEND = re.compile(r"^SLB-TRACE-END (\S+) (on|off) (\d+)$")
+META = re.compile(r"^SLB-TRACE-META (\S+) ?(.*)$")
+EVENT = "SLB-TRACE "
+
+
+def seconds_to_ns(text):
+    """/proc/uptime's "123.45" as ns, in integers (no float rounding)."""
+    whole, _, frac = text.partition(".")
+    return int(whole) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def read_conf(path):
+    plan = {}
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 3 and not fields[0].startswith("#"):
+                plan[fields[0]] = (fields[1], fields[2])
+    return plan
+
+
+def main(argv):
+    if len(argv) != 6:
+        sys.exit("usage: replay_extract.py CONSOLE_LOG CONF TOPOLOGY CPUS OUT_DIR")
+    log, conf, topology, cpus, out = argv[1:]
+    if not cpus.isdigit():
+        sys.exit(f"replay_extract.py: CPUS '{cpus}' is not a number")
+    plan = read_conf(conf)
+    os.makedirs(out, exist_ok=True)
+    # A run is BEGIN, its counters, schedstat, the trace (between
+    # SLB-TRACE-BEGIN and -END), schedstat, its counters again, END: the
+    # first block of counters is before the run, the last after it, and
+    # the file is written at END, when both and the wall time are known.
+    run = None
+    blocks = []
+    last_was_ctr = False
+    trace = None
+    done = None
+    written = 0
+    with open(log, errors="replace") as f:
+        for raw in f:
+            line = raw.rstrip("\n")
+            m = CTR.match(line)
+            if m and run is not None and trace is None:
+                if not last_was_ctr:
+                    blocks.append({})
+                blocks[-1][m.group(1)] = int(m.group(2))
+                last_was_ctr = True
+                continue
+            last_was_ctr = False
+            m = BEGIN.match(line)
+            if m:
+                run, blocks, done = m.groups(), [], None
+                continue
+            m = END.match(line)
+            if m and run is not None:
+                if done is not None and done["key"] == run:
+                    ns = seconds_to_ns(m.group(5)) - seconds_to_ns(m.group(4))
+                    before = blocks[0] if blocks else {}
+                    after = blocks[-1] if len(blocks) > 1 else {}
+                    write_trace(out, topology, cpus, plan, done, before, after, ns)
+                    written += 1
+                run, done = None, None
+                continue
+            m = TBEGIN.match(line)
+            if m:
+                trace = {"key": m.groups(), "meta": {}, "events": []}
+                continue
+            if trace is None:
+                continue
+            m = TEND.match(line)
+            if m:
+                if m.groups() != trace["key"]:
+                    sys.exit(f"{log}: trace of {trace['key']} ended as {m.groups()}")
+                done, trace = trace, None
+                continue
+            m = META.match(line)
+            if m:
+                trace["meta"][m.group(1)] = m.group(2).strip()
+                continue
+            if line.startswith(EVENT):
+                trace["events"].append(line[len(EVENT):])
+    if trace is not None:
+        sys.exit(f"{log}: the trace of {' '.join(trace['key'])} has no SLB-TRACE-END (guest cut short?)")
+    if written == 0:
+        sys.exit(f"{log}: no traced run (was the bench dir's 'trace' file there?)")
+
+
+def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
+    exp, state, rep = trace["key"]
+    kind, flag = plan.get(exp, ("?", "?"))
+    path = os.path.join(out, f"{exp}.{state}.r{rep}.trace")
+    with open(path, "w") as f:
+        f.write("# slb-trace 1\n")
+        f.write(f"# topology {topology} cpus {cpus}\n")
+        f.write(f"# experiment {exp} state {state} kind {kind} flag {flag}\n")
+        f.write(f"# features {trace['meta'].get('features', '')}\n")
+        f.write(f"# comm {trace['meta'].get('comm', '')}\n")
+        for name in sorted(after):
+            if name in before:
+                f.write(f"# ctr {name} {after[name] - before[name]}\n")
+        f.write(f"# lost {trace['meta'].get('lost', '?')}\n")
+        f.write(f"# duration_ns {duration_ns}\n")
+        for e in trace["events"]:
+            f.write(e + "\n")
+    print(f"{path}: {len(trace['events'])} events")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
