@@ -90,12 +90,15 @@ bench_counters() {
 }
 
 # make replay (issue 32): with a file "trace" in bench_dir, each run is
-# traced. The scheduler's own events, every one, into a buffer of
-# bench_dir/trace's KB per CPU; after the run the buffer goes out on
-# stdout as "SLB-TRACE " lines in schedsim's slb-trace format
-# (trace_awk: scripts/guest/trace.awk), between SLB-TRACE-BEGIN and SLB-TRACE-END lines
-# that say what ran and what the buffer lost. scripts/replay_extract.py
-# writes them into trace files.
+# traced: the scheduler's own events, every one, into a buffer of
+# bench_dir/trace's KB per CPU that keeps the run's start (overwrite off:
+# a CPU whose buffer fills drops its later events, and says how many).
+# After the run the events go out on stdout in schedsim's slb-trace
+# format (trace_awk: scripts/guest/trace.awk), gzipped and in base64 as
+# "SLB-TRACE-GZ " lines (a ping-pong's 3 s are a million events; the
+# serial console carries some 70 KB a second), between SLB-TRACE-BEGIN
+# and SLB-TRACE-END lines, with what ran and each CPU's dropped events.
+# scripts/replay_extract.py writes them into trace files.
 trace_events="sched_waking sched_wakeup sched_wakeup_new sched_switch sched_migrate_task sched_process_fork sched_process_exit"
 tracefs=/sys/kernel/tracing
 bench_traced() { [ -f "$bench_dir/trace" ]; }
@@ -103,6 +106,7 @@ bench_trace_begin() {
 	local e
 	[ -d $tracefs/events ] || mount -t tracefs nodev $tracefs 2>/dev/null
 	echo 0 > $tracefs/tracing_on
+	echo 0 > $tracefs/options/overwrite
 	echo > $tracefs/trace
 	cat "$bench_dir/trace" > $tracefs/buffer_size_kb ||
 		fail "replay: the trace buffer refused $(cat "$bench_dir/trace") KB a CPU"
@@ -113,7 +117,7 @@ bench_trace_begin() {
 }
 # bench_trace_end ID STATE REP CMD
 bench_trace_end() {
-	local e w lost
+	local e w d lost
 	echo 0 > $tracefs/tracing_on
 	for e in $trace_events; do echo 0 > $tracefs/events/sched/$e/enable; done
 	lost=$(awk '/^overrun:/ { n += $2 } END { print n + 0 }' $tracefs/per_cpu/cpu*/stats)
@@ -125,9 +129,14 @@ bench_trace_end() {
 	echo "SLB-TRACE-META features $(cat $feat)"
 	echo "SLB-TRACE-META lost $lost"
 	[ "$lost" = 0 ] || fail "replay: $lost events of $1 $2 overwritten in the trace buffer"
-	awk -v prefix="SLB-TRACE " -f "$trace_awk" $tracefs/trace
+	for d in $tracefs/per_cpu/cpu*; do
+		awk -v cpu="${d##*cpu}" '/^dropped events:/ && $3 > 0 {
+			print "SLB-TRACE-META dropped " cpu " " $3 }' $d/stats
+	done
+	awk -f "$trace_awk" $tracefs/trace | gzip -c | base64 | sed 's/^/SLB-TRACE-GZ /'
 	echo "SLB-TRACE-END $1 $2 $3"
 	echo > $tracefs/trace
+	echo 1 > $tracefs/options/overwrite
 }
 
 # bench_run CONF REPS SETTLE: runs every experiment of CONF REPS times

@@ -25,8 +25,8 @@
 # Knobs: SLB_REPLAY_TOPOLOGIES (all six), SLB_REPLAY_EXPERIMENTS (an
 # extended regex on the experiment ids; default every experiment of
 # make bench), QUICK=1 (make bench's quick plan and lengths),
-# SLB_REPLAY_TRACE_KB (buffer per CPU, 16384: a hackbench -g 4 -l 80 on
-# llc16 fills some 4 MB of it), SLB_REPLAY_OUT (.cache/replay). A full
+# SLB_REPLAY_TRACE_KB (buffer per CPU, 1024; a run that fills it is
+# replayed over its start, up to where the first CPU's buffer filled), SLB_REPLAY_OUT (.cache/replay). A full
 # run (no topology or experiment chosen, not quick) also writes
 # Documentation/schedsim/replay.txt.
 set -euo pipefail
@@ -39,7 +39,7 @@ for t in $topologies; do
 	topology_field "$t" 2 > /dev/null
 done
 quick=${QUICK:-0}
-trace_kb=${SLB_REPLAY_TRACE_KB:-16384}
+trace_kb=${SLB_REPLAY_TRACE_KB:-1024}
 for v in trace_kb; do
 	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "replay: $v=${!v}: need a whole number above 0"
 done

@@ -11,10 +11,16 @@ the "slb-trace 1" format `schedsim replay` reads: a header of "#" lines
 (topology, experiment, the features the run had, the workload's process
 names, the module's counters over the run, the events lost, the run's
 wall time), then the guest's event lines as scripts/guest/trace.awk wrote
-them. Prints one line per file written; exits 1 when the log holds no
-traced run, or a run's trace is cut short (no SLB-TRACE-END).
+them (sent gzipped in base64, "SLB-TRACE-GZ " lines, or plain,
+"SLB-TRACE " lines). When a CPU's buffer filled (the guest keeps a run's
+start), the trace is cut where the first such CPU's record ends, and
+duration_ns is that window, the run's wall time run_ns. Prints one line
+per file written; exits 1 when the log holds no traced run, or a run's
+trace is cut short (no SLB-TRACE-END) or does not decode.
 """
 
+import base64
+import gzip
 import os
 import re
 import sys
@@ -25,7 +31,9 @@ CTR = re.compile(r"^SLB-BENCH-CTR (\S+) (\d+)$")
 TBEGIN = re.compile(r"^SLB-TRACE-BEGIN (\S+) (on|off) (\d+)$")
 TEND = re.compile(r"^SLB-TRACE-END (\S+) (on|off) (\d+)$")
 META = re.compile(r"^SLB-TRACE-META (\S+) ?(.*)$")
+DROPPED = re.compile(r"^SLB-TRACE-META dropped (\d+) (\d+)$")
 EVENT = "SLB-TRACE "
+GZ = "SLB-TRACE-GZ "
 
 
 def seconds_to_ns(text):
@@ -89,7 +97,7 @@ def main(argv):
                 continue
             m = TBEGIN.match(line)
             if m:
-                trace = {"key": m.groups(), "meta": {}, "events": []}
+                trace = {"key": m.groups(), "meta": {}, "events": [], "gz": [], "dropped": {}}
                 continue
             if trace is None:
                 continue
@@ -97,13 +105,25 @@ def main(argv):
             if m:
                 if m.groups() != trace["key"]:
                     sys.exit(f"{log}: trace of {trace['key']} ended as {m.groups()}")
+                if trace["gz"]:
+                    try:
+                        text = gzip.decompress(base64.b64decode("".join(trace["gz"])))
+                    except (ValueError, OSError, EOFError) as e:
+                        sys.exit(f"{log}: the trace of {' '.join(trace['key'])} does not decode: {e}")
+                    trace["events"] += text.decode(errors="replace").splitlines()
                 done, trace = trace, None
+                continue
+            m = DROPPED.match(line)
+            if m:
+                trace["dropped"][int(m.group(1))] = int(m.group(2))
                 continue
             m = META.match(line)
             if m:
                 trace["meta"][m.group(1)] = m.group(2).strip()
                 continue
-            if line.startswith(EVENT):
+            if line.startswith(GZ):
+                trace["gz"].append(line[len(GZ):].strip())
+            elif line.startswith(EVENT):
                 trace["events"].append(line[len(EVENT):])
     if trace is not None:
         sys.exit(f"{log}: the trace of {' '.join(trace['key'])} has no SLB-TRACE-END (guest cut short?)")
@@ -111,9 +131,37 @@ def main(argv):
         sys.exit(f"{log}: no traced run (was the bench dir's 'trace' file there?)")
 
 
+def cut_window(events, dropped):
+    """The events up to where every CPU's record is whole.
+
+    A CPU whose buffer filled dropped its later events; past its last
+    kept event the trace no longer says what that CPU did. Returns the
+    events up to the earliest such last event, and that span in ns (None
+    when no CPU dropped anything).
+    """
+    if not dropped:
+        return events, None
+    last = {}
+    first = None
+    for e in events:
+        f = e.split(" ", 2)
+        if len(f) < 2 or not f[0].isdigit() or not f[1].isdigit():
+            continue
+        ts, cpu = int(f[0]), int(f[1])
+        first = ts if first is None else min(first, ts)
+        last[cpu] = max(last.get(cpu, ts), ts)
+    ends = [last[c] for c in dropped if c in last]
+    if not ends or first is None:
+        return events, None
+    cut = min(ends)
+    kept = [e for e in events if not e.split(" ", 1)[0].isdigit() or int(e.split(" ", 1)[0]) <= cut]
+    return kept, cut - first
+
+
 def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
     exp, state, rep = trace["key"]
     kind, flag = plan.get(exp, ("?", "?"))
+    events, window_ns = cut_window(trace["events"], trace["dropped"])
     path = os.path.join(out, f"{exp}.{state}.r{rep}.trace")
     with open(path, "w") as f:
         f.write("# slb-trace 1\n")
@@ -125,10 +173,16 @@ def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
             if name in before:
                 f.write(f"# ctr {name} {after[name] - before[name]}\n")
         f.write(f"# lost {trace['meta'].get('lost', '?')}\n")
+        if window_ns is not None:
+            # The run outlasted the buffer: what follows is its start.
+            f.write(f"# dropped {sum(trace['dropped'].values())}\n")
+            f.write(f"# run_ns {duration_ns}\n")
+            duration_ns = window_ns
         f.write(f"# duration_ns {duration_ns}\n")
-        for e in trace["events"]:
+        for e in events:
             f.write(e + "\n")
-    print(f"{path}: {len(trace['events'])} events")
+    cut = f" (the first {window_ns / 1e6:.0f} ms: buffers filled)" if window_ns is not None else ""
+    print(f"{path}: {len(events)} events{cut}")
 
 
 if __name__ == "__main__":

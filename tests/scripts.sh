@@ -938,7 +938,7 @@ expect_fail "sched-lb-stat: no debugfs" "is not readable: mount debugfs" env SLB
 for a in "busybox awk" mawk; do
 	command -v ${a%% *} > /dev/null || continue
 	expect_pass "trace.awk ($a): a 6.12 trace into slb-trace lines" "^same$" \
-		bash -c "$a -v prefix= -f '$root/scripts/guest/trace.awk' '$root/tests/data/trace-6.12.txt' |
+		bash -c "$a -f '$root/scripts/guest/trace.awk' '$root/tests/data/trace-6.12.txt' |
 			diff - '$root/tests/data/trace-6.12.slb' && echo same"
 done
 # scripts/replay_extract.py: a console with one traced run among kernel
@@ -979,6 +979,32 @@ expect_pass "replay_extract: the header and events" "^same$" bash -c "diff - '$t
 1000 0 T 5 hackbench
 1000 0 S 0 R 5
 END"
+# The same run sent gzipped in base64, with CPU 1's buffer full: the
+# trace ends where CPU 1's record does, and duration_ns is that window.
+{
+	echo "SLB-BENCH-BEGIN hb_steal off 1"
+	echo "SLB-BENCH-CTR differs_STEAL 0"
+	echo "cpu0 1 2 3"
+	echo "SLB-TRACE-BEGIN hb_steal off 1"
+	echo "SLB-TRACE-META comm hackbench"
+	echo "SLB-TRACE-META lost 0"
+	echo "SLB-TRACE-META dropped 1 40"
+	printf '%s\n' "1000 0 T 5 hackbench" "1000 0 S 0 R 5" "1500 1 S 0 R 6" "2000 1 S 6 S 0" \
+		"2500 0 S 5 R 0" "3000 0 S 0 R 5" | gzip -c | base64 -w 20 | sed 's/^/SLB-TRACE-GZ /'
+	echo "SLB-TRACE-END hb_steal off 1"
+	echo "cpu0 4 5 6"
+	echo "SLB-BENCH-CTR differs_STEAL 0"
+	echo "SLB-BENCH-END hb_steal off 1 t0=1.0 t1=3.0 rc=0 out="
+} > "$tmp/replay.gz.log"
+expect_pass "replay_extract: a gzipped run cut at a full buffer" "hb_steal.off.r1.trace: 4 events \\(the first 0 ms: buffers filled\\)" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.gz.log" "$rconf" numa2 8 "$tmp/replay4"
+expect_pass "replay_extract: the cut run's window" "^same$" bash -c "grep -A3 '^# lost' '$tmp/replay4/hb_steal.off.r1.trace' |
+	diff - <(printf '%s\n' '# lost 0' '# dropped 40' '# run_ns 2000000000' '# duration_ns 1000') && echo same"
+expect_pass "replay_extract: the cut run's events" "^same$" bash -c "grep -v '^#' '$tmp/replay4/hb_steal.off.r1.trace' |
+	diff - <(printf '%s\n' '1000 0 T 5 hackbench' '1000 0 S 0 R 5' '1500 1 S 0 R 6' '2000 1 S 6 S 0') && echo same"
+sed 's/^SLB-TRACE-GZ .*/SLB-TRACE-GZ !!notbase64/' "$tmp/replay.gz.log" > "$tmp/replay.bad.log"
+expect_fail "replay_extract: a payload that does not decode" "does not decode" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.bad.log" "$rconf" numa2 8 "$tmp/replay5"
 head -n 9 "$rlog" > "$tmp/replay.cut.log"
 expect_fail "replay_extract: a trace cut short" "has no SLB-TRACE-END \\(guest cut short\\?\\)" \
 	python3 "$root/scripts/replay_extract.py" "$tmp/replay.cut.log" "$rconf" numa2 8 "$tmp/replay2"

@@ -14,9 +14,6 @@
 #   <ts_ns> <cpu> F <parent_pid> <child_pid>      sched_process_fork
 #   <ts_ns> <cpu> X <pid>                         sched_process_exit
 #
-# Each output line is prefixed with the variable "prefix" (-v prefix=...),
-# so that the guest's console can carry it among other lines.
-#
 # A trace line is "<comm>-<pid> [<cpu>] <flags> <secs>.<usecs>: <event>:
 # key=value ...". The comm of the running task may hold spaces and dashes,
 # so the line is read from the "[cpu]" field on. The flags' third letter
@@ -36,7 +33,7 @@ function named(pid, comm) {
 	if (pid == 0 || ((pid in seen) && seen[pid] == comm))
 		return
 	seen[pid] = comm
-	print prefix ts " " cpu " T " pid " " comm
+	print ts " " cpu " T " pid " " comm
 }
 
 # The value of key k among the line's fields from "from" on ("" if none).
@@ -87,7 +84,7 @@ function num(s) {
 			st = substr(st, 1, 1)
 		named(pp, val("prev_comm", f))
 		named(np, val("next_comm", f))
-		print prefix ts " " cpu " S " pp " " st " " np
+		print ts " " cpu " S " pp " " st " " np
 	} else if (ev == "sched_waking") {
 		p = val("pid", f)
 		named(p, val("comm", f))
@@ -97,24 +94,24 @@ function num(s) {
 			ctx = "h"
 		else if (c == "s")
 			ctx = "s"
-		print prefix ts " " cpu " W " p " " num(val("target_cpu", f)) " " ctx
+		print ts " " cpu " W " p " " num(val("target_cpu", f)) " " ctx
 	} else if (ev == "sched_wakeup" || ev == "sched_wakeup_new") {
 		p = val("pid", f)
 		named(p, val("comm", f))
-		print prefix ts " " cpu " " (ev == "sched_wakeup" ? "U" : "N") " " p " " num(val("target_cpu", f))
+		print ts " " cpu " " (ev == "sched_wakeup" ? "U" : "N") " " p " " num(val("target_cpu", f))
 	} else if (ev == "sched_migrate_task") {
 		p = val("pid", f)
 		named(p, val("comm", f))
-		print prefix ts " " cpu " M " p " " num(val("orig_cpu", f)) " " num(val("dest_cpu", f))
+		print ts " " cpu " M " p " " num(val("orig_cpu", f)) " " num(val("dest_cpu", f))
 	} else if (ev == "sched_process_fork") {
 		p = val("pid", f)
 		c = val("child_pid", f)
 		named(p, val("comm", f))
 		named(c, val("child_comm", f))
-		print prefix ts " " cpu " F " p " " c
+		print ts " " cpu " F " p " " c
 	} else if (ev == "sched_process_exit") {
 		p = val("pid", f)
 		named(p, val("comm", f))
-		print prefix ts " " cpu " X " p
+		print ts " " cpu " X " p
 	}
 }
