@@ -775,6 +775,12 @@ kcsan_report "data-race in do_nanosleep / hrtimer_wakeup" "do_nanosleep+0xd3/0x2
 	sed 's|^ do_nanosleep+0xd3/0x280$| do_nanosleep+0xd3/0x280\n sched_lb_steal_from+0x577/0x8b0|' > "$tmp/via.log"
 expect_pass "splats: a stock race reached through the series is counted apart" \
 	"1 of them with series code further down a stack" "$root/scripts/splats.sh" "$tmp/via.log" t
+# make replay's base64 payload may spell "Oops"; the same word in a
+# kernel line still fails.
+printf '%s\n' "SLB-TRACE-GZ tnOPoy71irv+OopsdR2OOopsdRTY+j" "SLB: done" > "$tmp/gz.log"
+expect_pass "splats: a replay payload that spells Oops" "^$" "$root/scripts/splats.sh" "$tmp/gz.log" t
+printf '%s\n' "SLB-TRACE-GZ abc" "Oops: 0000 [#1] SMP" "SLB: done" > "$tmp/oops.log"
+expect_fail "splats: an Oops beside a replay payload" "Oops: 0000" "$root/scripts/splats.sh" "$tmp/oops.log" t
 kcsan_report "data-race in sched_balance_rq / sched_balance_rq+0x1/0x2" "sched_balance_rq+0x1/0x2" > "$tmp/new.log"
 expect_fail "splats: an unknown KCSAN race" "BUG: KCSAN: data-race in sched_balance_rq" \
 	"$root/scripts/splats.sh" "$tmp/new.log" t
