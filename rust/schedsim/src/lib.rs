@@ -31,6 +31,7 @@ pub mod experiments;
 pub mod flags;
 
 pub mod pelt;
+pub mod replay;
 pub mod report;
 pub mod rng;
 pub mod schedstat;

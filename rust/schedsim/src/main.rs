@@ -5,7 +5,8 @@
 //! No kernel code is mirrored. `schedsim run` (the default) simulates one
 //! configuration; `schedsim experiment NAME` runs one of the documented
 //! experiments; `schedsim calibrate` compares the model with the guest's
-//! `make bench` numbers; `schedsim bench` measures the speed budget; `schedsim
+//! `make bench` numbers; `schedsim replay` replays guest traces into it;
+//! `schedsim bench` measures the speed budget; `schedsim
 //! topology NAME` prints the domains as the kernel's `sched_verbose` does.
 
 use schedsim::flags::{Flags, Knobs};
@@ -26,6 +27,7 @@ const USAGE: &str = "usage:
   schedsim calibrate --guest FILE.json [--topology T] [--experiment E]
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
                  [--max-ms N] [--hackbench SEND_US:RECV_US:QUEUE] [--flags LIST]
+  schedsim replay TRACE... [--seed N] [--format table|json]
   schedsim bench
   schedsim topology NAME
   schedsim list
@@ -188,6 +190,7 @@ fn real_main() -> Result<(), String> {
         }
         Some("experiment") => cli::experiment::main(&args[1..]),
         Some("calibrate") => cli::calibrate::main(&args[1..]),
+        Some("replay") => cli::replay::main(&args[1..]),
         Some(a) if a.starts_with("--") => cmd_run(&args),
         Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
     }

@@ -50,6 +50,12 @@ pub enum Part {
         /// Messages a receiver holds before its senders block.
         queue: u32,
     },
+    /// Tasks replaying a guest trace's scripts (`schedsim replay`; not
+    /// written as text).
+    Replay {
+        /// One script per task.
+        scripts: std::rc::Rc<Vec<crate::replay::script::Script>>,
+    },
     /// Run/sleep tasks.
     Periodic {
         /// Tasks.
@@ -213,6 +219,7 @@ impl Workload {
                 Part::Fairness { n } | Part::Periodic { n, .. } => u64::from(n),
                 Part::Buddy { pairs, .. } => 2 * u64::from(pairs),
                 Part::Hackbench { groups, fds, .. } => 2 * u64::from(groups) * u64::from(fds),
+                Part::Replay { ref scripts } => scripts.len() as u64,
             })
             .sum()
     }

@@ -135,3 +135,97 @@ fn json_table_and_plot() {
     assert!(out.contains("domain-2: span=0-7 level=PKG"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `schedsim replay` on real guest traces (`tests/data/replay/`, from
+/// `make replay`): the guest's measures are the trace's own, exactly; the
+/// model ran every task's CPU time; the pair gets its on/off section.
+#[test]
+fn replay_reports_guest_and_model() {
+    let d = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/replay/");
+    let off = format!("{d}stream_busy_llc2.off.r1.trace");
+    let on = format!("{d}stream_busy_llc2.on.r1.trace");
+    let (code, out, err) = schedsim(&["replay", &off, &on]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(
+        "== x5472 stream_busy_llc2 on (BALANCE_IDLE_LLC2 guest differs 81, model rule inert): 5 tasks"
+    ));
+    // The guest's columns: 245 wakeups and 597 switches in the trace.
+    let row = |name: &str| {
+        out.lines()
+            .skip_while(|l| !l.starts_with("== x5472 stream_busy_llc2 on"))
+            .find(|l| l.trim_start().starts_with(name))
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        row("wakeups  ").get(1).map(String::as_str),
+        Some("245"),
+        "{out}"
+    );
+    assert_eq!(
+        row("context switches").get(2).map(String::as_str),
+        Some("597"),
+        "{out}"
+    );
+    // The model runs the same CPU time (9552 ms of it).
+    assert_eq!(
+        row("task CPU ms").get(3..5),
+        Some(&["9552".to_string(), "9552".to_string()][..]),
+        "{out}"
+    );
+    assert!(out.contains("-- x5472 stream_busy_llc2: on/off, guest against model"));
+    let (code, json, err) = schedsim(&["replay", "--format", "json", &on]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["replay"]["guest"]["wakeups"], 245);
+    assert_eq!(v[0]["replay"]["guest_differs"], 81);
+}
+
+#[test]
+fn replay_refuses_bad_input() {
+    let dir = std::env::temp_dir().join(format!("schedsim-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.trace");
+    std::fs::write(&bad, "# slb-trace 1\n# topology smt2 cpus 8\n10 0 Q 1\n").unwrap();
+    let vax = dir.join("vax.trace");
+    std::fs::write(&vax, "# slb-trace 1\n# topology vax cpus 8\n").unwrap();
+    let cpus = dir.join("cpus.trace");
+    std::fs::write(&cpus, "# slb-trace 1\n# topology smt2 cpus 4\n").unwrap();
+    for (args, needle) in [
+        (
+            vec!["replay".to_string()],
+            "replay needs one or more trace files".to_string(),
+        ),
+        (
+            vec!["replay".into(), bad.display().to_string()],
+            "line 3: unknown event code 'Q'".into(),
+        ),
+        (
+            vec!["replay".into(), vax.display().to_string()],
+            "topology 'vax': no model preset".into(),
+        ),
+        (
+            vec!["replay".into(), cpus.display().to_string()],
+            "has 4 CPUs in the trace, the model's 'qemu8' 8".into(),
+        ),
+        (
+            vec![
+                "replay".into(),
+                "--format".into(),
+                "xml".into(),
+                bad.display().to_string(),
+            ],
+            "bad --format 'xml'".into(),
+        ),
+        (
+            vec!["replay".into(), "/nonexistent.trace".into()],
+            "/nonexistent.trace:".into(),
+        ),
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = schedsim(&a);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(&needle), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -63,6 +63,7 @@ use std::rc::Rc;
 
 mod balance;
 mod newidle;
+mod replay;
 mod runqueue;
 mod tasks;
 mod wakeup;
@@ -137,6 +138,9 @@ pub struct Config {
     pub record_draws: bool,
     /// The cost model (`cost.rs`'s defaults but in the sensitivity runs).
     pub cost: CostModel,
+    /// Record the run as slb-trace events (`Sim::run_recorded()`), as the
+    /// guest's trace records its runs: replay measures both alike.
+    pub record_events: bool,
 }
 
 impl Config {
@@ -155,6 +159,7 @@ impl Config {
             progress: false,
             record_draws: false,
             cost: CostModel::default(),
+            record_events: false,
         }
     }
 }
@@ -198,6 +203,11 @@ pub enum Kind {
         /// Work per message.
         recv_ns: u64,
     },
+    /// A replayed task: runs script `id` of the workload's `Part::Replay`.
+    Scripted {
+        /// Index of its script.
+        id: usize,
+    },
 }
 
 impl Kind {
@@ -209,6 +219,7 @@ impl Kind {
             Kind::Buddy { .. } => "buddy",
             Kind::Sender { .. } => "sender",
             Kind::Receiver { .. } => "receiver",
+            Kind::Scripted { .. } => "scripted",
         }
     }
 }
@@ -448,6 +459,10 @@ pub struct Sim {
     /// The CPU whose task is inside a send or receive (`burst_end()`): a
     /// wakeup preemption there waits for its return to user space.
     syscall_cpu: Option<u32>,
+    /// Replayed tasks (`tasks.rs`): the scripts and where each stands.
+    replay: replay::Replay,
+    /// The run as slb-trace events, when `cfg.record_events`.
+    recorder: replay::Recorder,
 }
 
 /// FNV-1a, 64 bit, over the words of each traced event.
@@ -577,6 +592,8 @@ impl Sim {
             order: (0..nr).collect(),
             buddy_split: Vec::new(),
             syscall_cpu: None,
+            replay: replay::Replay::default(),
+            recorder: replay::Recorder::new(nr),
             cfg,
         };
         sim.spawn_tasks();
@@ -770,7 +787,13 @@ impl Sim {
     }
 
     /// Runs to the configured duration and returns the results.
-    pub fn run(mut self) -> RunResult {
+    pub fn run(self) -> RunResult {
+        self.run_recorded().0
+    }
+
+    /// Runs, and returns the run's events too (empty unless
+    /// `cfg.record_events`).
+    pub fn run_recorded(mut self) -> (RunResult, Vec<crate::replay::trace::Event>) {
         let end = self.cfg.duration_ns;
         self.push(0, Ev::Tick);
         if self.cfg.samples > 0 {
@@ -819,7 +842,8 @@ impl Sim {
         if self.cfg.samples > 0 {
             self.sample();
         }
-        self.finish()
+        let events = std::mem::take(&mut self.recorder.events);
+        (self.finish(), events)
     }
 
     fn sample(&mut self) {

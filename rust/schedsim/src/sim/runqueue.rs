@@ -260,6 +260,7 @@ impl Sim {
             rq.overhead_ns = rq.overhead_ns.saturating_add(c);
         }
         self.trace(&[1, u64::from(cpu), t as u64]);
+        self.rec_switch(cpu, Some(t));
         self.arm_burst(cpu);
     }
 
@@ -327,6 +328,7 @@ impl Sim {
                 .saturating_add(self.cost.refill_ns(&self.cfg.topology, src, dst));
         self.stats.migrations += 1;
         self.trace(&[2, t as u64, u64::from(src), u64::from(dst)]);
+        self.rec_migrate(t, src, dst);
         self.update_curr(dst);
         self.place_entity(dst, t, false);
         let task = &mut self.tasks[t];
@@ -375,6 +377,9 @@ impl Sim {
     /// eligible it stays queued, delayed, and competes until it is picked
     /// or woken; otherwise it leaves with its lag.
     pub(super) fn block_curr(&mut self, cpu: u32, state: State) {
+        if self.cfg.record_events && self.recorder.prev_state[cpu as usize] == 'R' {
+            self.rec_leaves(cpu, 'S');
+        }
         self.update_curr(cpu);
         self.pelt_sync_rq(cpu);
         let old = self.nr(cpu);
@@ -420,6 +425,10 @@ impl Sim {
             }
         }
         // sched_goidle counts only a CPU that ends up running its idle task.
+        // Runs nothing, even if delayed tasks still count in nr_running.
+        if self.rqs[cpu as usize].curr.is_none() {
+            self.rec_switch(cpu, None);
+        }
         self.ss_goidle(cpu);
     }
 

@@ -61,8 +61,10 @@ impl Sim {
     pub(super) fn spawn_tasks(&mut self) {
         let parts = self.cfg.workload.parts.clone();
         let mut runnable = Vec::new();
+        let mut scripts = None;
         for p in parts {
             match p {
+                Part::Replay { scripts: s } => scripts = Some(s),
                 Part::Fairness { n } => {
                     for _ in 0..n {
                         let t = self.new_task(Kind::Always);
@@ -139,18 +141,7 @@ impl Sim {
             }
         }
         for t in runnable {
-            let cpu = self.fork_cpu();
-            self.tasks[t].cpu = cpu;
-            self.tasks[t].recent_used_cpu = cpu;
-            // wake_up_new_task(): ENQUEUE_INITIAL, then WF_FORK preemption.
-            self.update_curr(cpu);
-            self.place_entity(cpu, t, true);
-            self.enqueue(cpu, t);
-            if self.rqs[cpu as usize].curr.is_none() {
-                self.pick_next(cpu);
-            } else {
-                self.wakeup_preempt(cpu, t);
-            }
+            self.fork_place(t);
         }
         // The machine has been running this mix for a while: signals
         // start at their inputs instead of ramping up from 0.
@@ -171,6 +162,9 @@ impl Sim {
                 self.tasks[t].cpu = (t as u32) % self.cfg.topology.nr_cpus;
                 self.tasks[t].recent_used_cpu = self.tasks[t].cpu;
             }
+        }
+        if let Some(s) = scripts {
+            self.spawn_scripts(s);
         }
     }
 
@@ -234,6 +228,7 @@ impl Sim {
             return;
         }
         match self.tasks[t].kind {
+            Kind::Scripted { id } => self.script_step(cpu, t, id),
             Kind::Always => {
                 self.tasks[t].burst_left_ns = u64::MAX;
             }

@@ -18,10 +18,15 @@ impl Sim {
     /// on the task's previous CPU). A delayed task is still queued and
     /// wakes where it is.
     pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
+        if self.cfg.record_events {
+            let at = waker.map_or(self.tasks[t].cpu, |w| w.0);
+            self.rec_waking(t, at, waker.is_some());
+        }
         if self.tasks[t].delayed {
             // ttwu_runnable() succeeds and ttwu_stat() counts it, at the
             // CPU where the task still is.
             let cpu = self.tasks[t].cpu;
+            self.rec_wakeup(t, cpu);
             self.ss_ttwu(waker.map_or(cpu, |w| w.0), cpu);
             self.requeue_delayed(t);
             return;
@@ -32,6 +37,7 @@ impl Sim {
             None => self.select_task_rq(t, prev, prev, None, false),
         };
         if cpu != prev {
+            self.rec_migrate(t, prev, cpu);
             self.move_signals(t, prev, cpu);
             let task = &mut self.tasks[t];
             task.migrations += 1;
@@ -42,6 +48,7 @@ impl Sim {
         }
         self.tasks[t].cpu = cpu;
         self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
+        self.rec_wakeup(t, cpu);
         self.activate(t, cpu);
     }
 

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `schedsim replay TRACE... [--seed N] [--format table|json]
+//! [--model-trace DIR]`: each guest trace (`make replay`) replayed into
+//! the model and measured both ways (`schedsim::replay`); with
+//! `--model-trace`, the model's run of each is written to DIR as a trace
+//! of the same format.
+
+use schedsim::replay::{compare, report, trace};
+
+/// Parses the options and prints the report.
+pub fn main(args: &[String]) -> Result<(), String> {
+    use lexopt::Arg::{Long, Short, Value};
+    let mut files = Vec::new();
+    let mut seed = 1u64;
+    let mut json = false;
+    let mut model_dir: Option<String> = None;
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("seed") => {
+                let v = super::value(&mut p, "--seed")?;
+                seed = v
+                    .parse()
+                    .map_err(|_| format!("bad --seed '{v}': not a number"))?;
+            }
+            Long("format") => match super::value(&mut p, "--format")?.as_str() {
+                "table" => json = false,
+                "json" => json = true,
+                other => return Err(format!("bad --format '{other}': table or json")),
+            },
+            Long("model-trace") => model_dir = Some(super::value(&mut p, "--model-trace")?),
+            Long(a) => return Err(format!("unknown argument '--{a}'")),
+            Short(c) => return Err(format!("unknown argument '-{c}'")),
+            Value(v) => files.push(v.to_string_lossy().into_owned()),
+        }
+    }
+    if files.is_empty() {
+        return Err("replay needs one or more trace files (make replay writes them)".into());
+    }
+    let mut all = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
+        let t = trace::parse(&text).map_err(|e| format!("{f}: {e}"))?;
+        let r = compare::replay(&t, seed).map_err(|e| format!("{f}: {e}"))?;
+        if let Some(dir) = &model_dir {
+            let path = format!("{dir}/{}.{}.model.trace", r.experiment, r.state);
+            let mut text = format!(
+                "# slb-trace 1\n# topology {} cpus {}\n# experiment {} state {} kind model flag {}\n# comm {}\n# duration_ns {}\n",
+                r.topology, r.model.cpus, r.experiment, r.state, r.flag,
+                t.header.comm.join(" "), r.model.span_ns
+            );
+            for e in &r.model_events {
+                text.push_str(&trace::event_line(e));
+                text.push('\n');
+            }
+            std::fs::write(&path, text).map_err(|e| format!("{path}: {e}"))?;
+        }
+        all.push(r);
+    }
+    if json {
+        let out: Vec<_> = all
+            .iter()
+            .map(|r| serde_json::json!({ "replay": r, "rows": report::rows(r) }))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", report::table(&all));
+    }
+    Ok(())
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One guest trace replayed into the model and measured both ways.
+//!
+//! The model runs the trace's topology (`calibrate::preset_of()`) with the
+//! features the guest ran (those the model has; the rest are listed), the
+//! experiment's domain knob where its state sets one (`busy_factor`), and
+//! the workload tasks' scripts. It runs until four times the guest's span
+//! (the model may be slower), and both runs are measured by
+//! `metrics::measure()` over their events. Whether the experiment's rule
+//! changed the model's decisions is asked the way the module's differs
+//! counters ask it of the kernel's: the same replay with the rule flipped,
+//! and whether any decision (the run's trace hash) came out different.
+
+use super::metrics::{measure, workload_pids, Metrics};
+use super::script::extract;
+use super::trace::Trace;
+use crate::calibrate::preset_of;
+use crate::flags::{Flags, Knobs};
+use crate::sim::{Config, Sim};
+use crate::topology::Topology;
+use crate::workload::{Part, Workload};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+/// A replay's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Replayed {
+    /// Bench topology.
+    pub topology: String,
+    /// The model's preset for it.
+    pub preset: String,
+    /// Experiment id.
+    pub experiment: String,
+    /// `off` or `on`.
+    pub state: String,
+    /// The experiment's flag or set.
+    pub flag: String,
+    /// Scripts replayed (the workload's tasks).
+    pub tasks: usize,
+    /// The guest's measures.
+    pub guest: Metrics,
+    /// The model's.
+    pub model: Metrics,
+    /// Features the guest ran that the model does not have, away from
+    /// the default the model assumes.
+    pub unknown_features: Vec<String>,
+    /// The guest's differs counter of the experiment's flag, if any.
+    pub guest_differs: Option<i64>,
+    /// Whether flipping the rule changed the model's run (None: no single
+    /// rule, an A/A or module experiment).
+    pub model_acted: Option<bool>,
+    /// Whether the trace is a run's start (the guest's buffers filled).
+    pub cut: bool,
+    /// The model's run as events (`schedsim replay --model-trace`).
+    #[serde(skip)]
+    pub model_events: Vec<super::trace::Event>,
+}
+
+/// The rule an experiment flips: a flag experiment's last `+` part, a
+/// set's flags.
+fn rule_flags(kind: &str, flag: &str) -> Vec<String> {
+    match kind {
+        "flag" => flag
+            .rsplit('+')
+            .next()
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
+        "set" => flag
+            .split(',')
+            .filter(|i| !i.contains('='))
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The `busy_factor=OFF:ON` of a set, for `state`.
+fn set_busy_factor(flag: &str, state: &str) -> Option<u32> {
+    flag.split(',').find_map(|i| {
+        let v = i.strip_prefix("busy_factor=")?;
+        let (off, on) = v.split_once(':')?;
+        (if state == "on" { on } else { off }).parse().ok()
+    })
+}
+
+fn run_model(
+    topo: &Topology,
+    scripts: &Rc<Vec<super::script::Script>>,
+    flags: Flags,
+    knobs: Knobs,
+    seed: u64,
+    duration_ns: u64,
+) -> (u64, Metrics, Vec<super::trace::Event>) {
+    let workload = Workload {
+        parts: vec![Part::Replay {
+            scripts: Rc::clone(scripts),
+        }],
+        text: "replay".into(),
+    };
+    let mut cfg = Config::new(topo.clone(), workload, seed, duration_ns);
+    cfg.flags = flags;
+    cfg.knobs = knobs;
+    cfg.record_events = true;
+    let (result, events) = Sim::new(cfg).run_recorded();
+    let all: HashSet<u32> = (1..=scripts.len() as u32).collect();
+    let m = measure(&events, topo, &all);
+    (result.trace_hash, m, events)
+}
+
+/// Replays `trace` into the model.
+pub fn replay(trace: &Trace, seed: u64) -> Result<Replayed, String> {
+    let h = &trace.header;
+    let preset = preset_of(&h.topology)
+        .ok_or_else(|| format!("topology '{}': no model preset for it", h.topology))?;
+    let topo = Topology::preset(preset)?;
+    if topo.nr_cpus != h.cpus {
+        return Err(format!(
+            "topology '{}' has {} CPUs in the trace, the model's '{preset}' {}",
+            h.topology, h.cpus, topo.nr_cpus
+        ));
+    }
+    let mut flags = Flags::default();
+    let mut unknown = Vec::new();
+    for f in &h.features {
+        let name = f.strip_prefix("NO_").unwrap_or(f);
+        if flags.get(name).is_some() {
+            flags.apply(f)?;
+        } else if at_stock_default(f) != Some(true) {
+            unknown.push(f.clone());
+        }
+    }
+    let mut knobs = Knobs::default();
+    if h.kind == "set" {
+        if let Some(bf) = set_busy_factor(&h.flag, &h.state) {
+            knobs.busy_factor = bf;
+        }
+    }
+    let workload = workload_pids(&trace.events, &h.comm);
+    let guest = measure(&trace.events, &topo, &workload);
+    let scripts = Rc::new(extract(&trace.events, &workload));
+    let duration_ns = guest.span_ns.saturating_mul(4).max(50_000_000);
+    let (hash, model, model_events) = run_model(&topo, &scripts, flags, knobs, seed, duration_ns);
+    let rules = rule_flags(&h.kind, &h.flag);
+    let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
+        None
+    } else {
+        let mut flipped = flags;
+        for r in &rules {
+            let on = flags.get(r) == Some(true);
+            flipped.apply(&format!("{}{r}", if on { "-" } else { "+" }))?;
+        }
+        let mut fk = knobs;
+        if let Some(bf) = set_busy_factor(&h.flag, if h.state == "on" { "off" } else { "on" }) {
+            fk.busy_factor = bf;
+        }
+        let (h2, _, _) = run_model(&topo, &scripts, flipped, fk, seed, duration_ns);
+        Some(h2 != hash)
+    };
+    let guest_differs = rules.last().and_then(|r| {
+        h.ctr
+            .iter()
+            .find(|(n, _)| *n == format!("differs_{r}"))
+            .map(|(_, v)| *v)
+    });
+    Ok(Replayed {
+        topology: h.topology.clone(),
+        preset: preset.to_string(),
+        experiment: h.experiment.clone(),
+        state: h.state.clone(),
+        flag: h.flag.clone(),
+        tasks: scripts.len(),
+        guest,
+        model,
+        unknown_features: unknown,
+        guest_differs,
+        model_acted,
+        cut: h.dropped > 0,
+        model_events,
+    })
+}
+
+/// Stock 6.12.117 features the model has no switch for, with their
+/// defaults (`kernel/sched/features.h`): the model behaves as with the
+/// default, so only a run with one away from it is not replayed as the
+/// guest ran.
+const STOCK_ONLY: &[(&str, bool)] = &[
+    ("PLACE_LAG", true),
+    ("PLACE_DEADLINE_INITIAL", true),
+    ("PLACE_REL_DEADLINE", true),
+    ("RUN_TO_PARITY", true),
+    ("PREEMPT_SHORT", true),
+    ("NEXT_BUDDY", false),
+    ("PICK_BUDDY", true),
+    ("CACHE_HOT_BUDDY", true),
+    ("DELAY_ZERO", true),
+    ("WAKEUP_PREEMPTION", true),
+    ("HRTICK", false),
+    ("HRTICK_DL", false),
+    ("DOUBLE_TICK", false),
+    ("NONTASK_CAPACITY", true),
+    ("TTWU_QUEUE", true),
+    ("WARN_DOUBLE_CLOCK", false),
+    // Off in Debian's 6.12 (no HAVE_RT_PUSH_IPI there): the guest's.
+    ("RT_PUSH_IPI", false),
+    ("RT_RUNTIME_SHARE", false),
+    ("ATTACH_AGE_LOAD", true),
+    ("WA_IDLE", true),
+    ("WA_WEIGHT", true),
+    ("WA_BIAS", true),
+    ("UTIL_EST", true),
+    ("LATENCY_WARN", false),
+];
+
+/// Whether `feature` (`NAME` or `NO_NAME`), which the model has no switch
+/// for, is at the default the model assumes (None: not a stock feature
+/// this table knows).
+fn at_stock_default(feature: &str) -> Option<bool> {
+    let (on, name) = match feature.strip_prefix("NO_") {
+        Some(n) => (false, n),
+        None => (true, feature),
+    };
+    STOCK_ONLY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, d)| d == on)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::trace::{event_line, parse};
+
+    /// Two tasks that wake each other 200 times, 50 us of work each.
+    fn pingpong_trace() -> String {
+        let mut s = String::from(
+            "# slb-trace 1\n# topology smt2 cpus 8\n\
+             # experiment t state on kind flag flag SIS_PROP\n# features SIS_UTIL NO_SIS_PROP\n\
+             # comm pp\n# ctr differs_SIS_PROP 4\n# lost 0\n\
+             0 0 T 1 pp\n0 1 T 2 pp\n0 0 S 0 R 1\n0 1 S 0 R 2\n10 1 S 2 S 0\n",
+        );
+        let mut t = 10u64;
+        for i in 0..200 {
+            let (a, b, ca, cb) = if i % 2 == 0 {
+                (1, 2, 0, 1)
+            } else {
+                (2, 1, 1, 0)
+            };
+            t += 50_000;
+            s += &format!("{t} {ca} W {b} {cb} t\n{} {cb} U {b} {cb}\n", t + 1);
+            s += &format!("{} {cb} S 0 R {b}\n{} {ca} S {a} S 0\n", t + 2, t + 3);
+        }
+        s
+    }
+
+    #[test]
+    fn a_ping_pong_replays_its_wakeups_and_cpu_time() {
+        let tr = parse(&pingpong_trace()).unwrap();
+        let r = replay(&tr, 1).unwrap();
+        assert_eq!(r.tasks, 2);
+        assert_eq!(r.guest.wakeups, 200);
+        assert_eq!(r.guest_differs, Some(4));
+        // Every wake ended a block and is replayed as one; the model also
+        // wakes each script that starts at a time (both here) to start it.
+        assert_eq!(r.model.wakeups, 200 + 2);
+        // The model's CPU time is the guest's bursts (the model's own
+        // costs for switches and wakeups come on top): within 10%.
+        let ratio = r.model.task_cpu_ns as f64 / r.guest.task_cpu_ns as f64;
+        assert!((0.99..1.10).contains(&ratio), "{ratio}");
+        assert!(r.unknown_features.is_empty(), "{:?}", r.unknown_features);
+    }
+
+    #[test]
+    fn the_models_record_round_trips() {
+        let tr = parse(&pingpong_trace()).unwrap();
+        let topo = Topology::preset("qemu8").unwrap();
+        let w = workload_pids(&tr.events, &tr.header.comm);
+        let scripts = Rc::new(extract(&tr.events, &w));
+        let workload = Workload {
+            parts: vec![Part::Replay { scripts }],
+            text: "replay".into(),
+        };
+        let mut cfg = Config::new(topo.clone(), workload, 1, 100_000_000);
+        cfg.record_events = true;
+        let (_, events) = Sim::new(cfg).run_recorded();
+        let text = format!(
+            "# slb-trace 1\n# topology smt2 cpus 8\n# comm pp\n{}\n",
+            events.iter().map(event_line).collect::<Vec<_>>().join("\n")
+        );
+        let back = parse(&text).unwrap();
+        assert_eq!(back.events, events);
+        let m = measure(&back.events, &topo, &HashSet::from([1, 2]));
+        assert_eq!(m.wakeups, 200 + 2);
+    }
+
+    #[test]
+    fn features_the_model_lacks() {
+        assert_eq!(at_stock_default("WA_IDLE"), Some(true));
+        assert_eq!(at_stock_default("NO_WA_IDLE"), Some(false));
+        assert_eq!(at_stock_default("NO_NEXT_BUDDY"), Some(true));
+        assert_eq!(at_stock_default("FOO"), None);
+    }
+
+    #[test]
+    fn rules_and_knobs_of_an_experiment() {
+        assert_eq!(
+            rule_flags("flag", "NO_WA_IDLE+NO_WA_WEIGHT+BALANCE_IDLE_LLC2"),
+            vec!["BALANCE_IDLE_LLC2"]
+        );
+        assert_eq!(
+            rule_flags(
+                "set",
+                "LB_RELAX_FAILED,LB_BUSY_INTERVAL_DEC,busy_factor=32:16"
+            ),
+            vec!["LB_RELAX_FAILED", "LB_BUSY_INTERVAL_DEC"]
+        );
+        assert!(rule_flags("same", "-").is_empty());
+        assert_eq!(set_busy_factor("A,busy_factor=32:16", "off"), Some(32));
+        assert_eq!(set_busy_factor("A,busy_factor=32:16", "on"), Some(16));
+        assert_eq!(set_busy_factor("A", "on"), None);
+    }
+}

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What a run did, measured the same way from the guest's trace and from
+//! the model's recorded events (issue 32's replay report):
+//!
+//! - migrations of the workload's tasks, by the lowest sched-domain level
+//!   whose span holds both CPUs (`sched_migrate_task`'s orig and dest) and
+//!   by cause: a move between a task's `W` and its `U` is wakeup placement
+//!   (`select_task_rq_fair()`), one before its `N` fork placement, any
+//!   other a balancer's (periodic, newidle, STEAL, active);
+//! - wakeups placed in the waker's LLC: among the wakeups of a workload
+//!   task by a workload task (a `W` in task or softirq context, with a
+//!   workload task running on that CPU), the share whose target CPU shares
+//!   the waker CPU's LLC, and the shares on the waker's CPU and on the
+//!   task's previous CPU;
+//! - idle time while another CPU had waiting tasks: CPU-ns of idle CPUs
+//!   while some other CPU had a task runnable and not running (queued by
+//!   a wakeup or a preemption, until switched in; a migration moves it),
+//!   the work-conservation loss "The Linux Scheduler: a Decade of Wasted
+//!   Cores" measures; and plain idle time;
+//! - wakeups, context switches and the workload's CPU time.
+
+use super::trace::{Ctx, Ev, Event};
+use crate::topology::Topology;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// Migrations of one cause at each level, lowest level first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ByLevel {
+    /// Level names (`SMT`, `MC`, `PKG`, `NUMA`), lowest first.
+    pub levels: Vec<&'static str>,
+    /// Wakeup placement moves per level.
+    pub wakeup: Vec<u64>,
+    /// Fork placement moves per level.
+    pub fork: Vec<u64>,
+    /// Balancer moves per level.
+    pub balance: Vec<u64>,
+}
+
+/// The measures of one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Migrations by level and cause.
+    pub migrations: ByLevel,
+    /// Wakeups of workload tasks by workload tasks.
+    pub task_wakeups: u64,
+    /// ... placed in the waker CPU's LLC.
+    pub in_waker_llc: u64,
+    /// ... placed on the waker's CPU.
+    pub on_waker_cpu: u64,
+    /// ... placed on the task's previous CPU.
+    pub on_prev_cpu: u64,
+    /// Every wakeup of a workload task (`U`).
+    pub wakeups: u64,
+    /// Context switches on the machine (`S`).
+    pub switches: u64,
+    /// CPU time of the workload's tasks, ns.
+    pub task_cpu_ns: u64,
+    /// Idle CPU time, ns.
+    pub idle_ns: u64,
+    /// Idle CPU time while another CPU had a waiting task, ns.
+    pub idle_while_waiting_ns: u64,
+    /// The span measured, ns (first to last event).
+    pub span_ns: u64,
+    /// CPUs.
+    pub cpus: u32,
+}
+
+impl Metrics {
+    /// Idle share of the span's CPU time.
+    pub fn idle_frac(&self) -> f64 {
+        self.idle_ns as f64 / (self.span_ns as f64 * f64::from(self.cpus.max(1))).max(1.0)
+    }
+    /// Share of the span's CPU time idle while work waited elsewhere.
+    pub fn wasted_frac(&self) -> f64 {
+        self.idle_while_waiting_ns as f64
+            / (self.span_ns as f64 * f64::from(self.cpus.max(1))).max(1.0)
+    }
+    /// Share of task wakeups placed in the waker's LLC.
+    pub fn waker_llc_frac(&self) -> f64 {
+        self.in_waker_llc as f64 / (self.task_wakeups as f64).max(1.0)
+    }
+    /// Share placed on the waker's CPU.
+    pub fn waker_cpu_frac(&self) -> f64 {
+        self.on_waker_cpu as f64 / (self.task_wakeups as f64).max(1.0)
+    }
+    /// Share placed on the previous CPU.
+    pub fn prev_cpu_frac(&self) -> f64 {
+        self.on_prev_cpu as f64 / (self.task_wakeups as f64).max(1.0)
+    }
+}
+
+/// The workload's pids: every pid one of whose names (`T`) is in `comm`.
+pub fn workload_pids(events: &[Event], comm: &[String]) -> HashSet<u32> {
+    events
+        .iter()
+        .filter_map(|e| match &e.ev {
+            Ev::Name { pid, comm: c } if comm.iter().any(|w| w == c) => Some(*pid),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The lowest level of `cpu_a`'s domains whose span holds `cpu_b`
+/// (None for the same CPU, or CPUs no domain joins).
+pub fn level_of(topo: &Topology, cpu_a: u32, cpu_b: u32) -> Option<usize> {
+    if cpu_a == cpu_b {
+        return None;
+    }
+    topo.domains
+        .get(cpu_a as usize)?
+        .iter()
+        .position(|d| d.span.test(cpu_b))
+}
+
+/// Measures a run's events on `topo`; `workload` says which pids count.
+pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Metrics {
+    let ncpu = topo.nr_cpus as usize;
+    let levels: Vec<&'static str> = topo
+        .domains
+        .first()
+        .map(|d| d.iter().map(|x| x.kind.name()).collect())
+        .unwrap_or_default();
+    let mut m = Metrics {
+        migrations: ByLevel {
+            wakeup: vec![0; levels.len()],
+            fork: vec![0; levels.len()],
+            balance: vec![0; levels.len()],
+            levels,
+        },
+        cpus: topo.nr_cpus,
+        ..Metrics::default()
+    };
+    // What each CPU runs: before its first switch, that switch's prev; a
+    // CPU that never switched ran nothing the record knows of (the model's
+    // CPUs that nothing was placed on), so idle.
+    let mut cur: Vec<Option<u32>> = vec![None; ncpu];
+    for e in events {
+        if let Ev::Switch { prev, .. } = e.ev {
+            if let Some(c) = cur.get_mut(e.cpu as usize) {
+                if c.is_none() {
+                    *c = Some(prev);
+                }
+            }
+        }
+    }
+    for c in cur.iter_mut() {
+        c.get_or_insert(0);
+    }
+    let mut queued_on: HashMap<u32, u32> = HashMap::new();
+    let mut nr_queued = vec![0u32; ncpu];
+    let mut total_queued = 0u32;
+    let mut run_start: HashMap<u32, u64> = HashMap::new();
+    // A pid between its W and its U: (waker CPU, a workload waker ran it).
+    let mut waking: HashMap<u32, (u32, bool, Option<u32>)> = HashMap::new();
+    let mut forked: HashSet<u32> = HashSet::new();
+    let first = events.first().map_or(0, |e| e.ts_ns);
+    let last = events.iter().map(|e| e.ts_ns).max().unwrap_or(first);
+    let mut now = first;
+    for e in events {
+        // Integrate the CPUs' state up to this event.
+        let ts = e.ts_ns.max(now);
+        let dt = ts - now;
+        if dt > 0 {
+            for c in 0..ncpu {
+                if cur[c] == Some(0) {
+                    m.idle_ns += dt;
+                    if total_queued > nr_queued[c] {
+                        m.idle_while_waiting_ns += dt;
+                    }
+                }
+            }
+        }
+        now = ts;
+        let cpu = e.cpu as usize;
+        if cpu >= ncpu {
+            continue;
+        }
+        let dequeue = |pid: u32, q: &mut HashMap<u32, u32>, n: &mut Vec<u32>, t: &mut u32| {
+            if let Some(c) = q.remove(&pid) {
+                n[c as usize] = n[c as usize].saturating_sub(1);
+                *t = t.saturating_sub(1);
+            }
+        };
+        let enqueue =
+            |pid: u32, c: u32, q: &mut HashMap<u32, u32>, n: &mut Vec<u32>, t: &mut u32| {
+                if pid == 0 || (c as usize) >= n.len() || q.contains_key(&pid) {
+                    return;
+                }
+                q.insert(pid, c);
+                n[c as usize] += 1;
+                *t += 1;
+            };
+        match e.ev {
+            Ev::Name { .. } | Ev::Exit { .. } => {}
+            Ev::Switch {
+                prev,
+                prev_runnable,
+                next,
+                ..
+            } => {
+                m.switches += 1;
+                if workload.contains(&prev) {
+                    if let Some(s) = run_start.remove(&prev) {
+                        m.task_cpu_ns += ts.saturating_sub(s);
+                    } else {
+                        // Running since before the trace began.
+                        m.task_cpu_ns += ts.saturating_sub(first);
+                    }
+                }
+                if prev_runnable {
+                    enqueue(
+                        prev,
+                        e.cpu,
+                        &mut queued_on,
+                        &mut nr_queued,
+                        &mut total_queued,
+                    );
+                }
+                dequeue(next, &mut queued_on, &mut nr_queued, &mut total_queued);
+                if workload.contains(&next) {
+                    run_start.insert(next, ts);
+                }
+                cur[cpu] = Some(next);
+            }
+            Ev::Waking { pid, ctx, .. } => {
+                if workload.contains(&pid) {
+                    let running = cur[cpu];
+                    let by_task = ctx != Ctx::Hardirq
+                        && running.is_some_and(|r| r != 0 && r != pid && workload.contains(&r));
+                    waking.insert(pid, (e.cpu, by_task, None));
+                }
+            }
+            Ev::Migrate { pid, orig, dest } => {
+                if queued_on.contains_key(&pid) {
+                    dequeue(pid, &mut queued_on, &mut nr_queued, &mut total_queued);
+                    enqueue(pid, dest, &mut queued_on, &mut nr_queued, &mut total_queued);
+                }
+                if !workload.contains(&pid) {
+                    continue;
+                }
+                let Some(k) = level_of(topo, orig, dest) else {
+                    continue;
+                };
+                if let Some(w) = waking.get_mut(&pid) {
+                    w.2 = Some(orig);
+                    m.migrations.wakeup[k] += 1;
+                } else if forked.remove(&pid) {
+                    m.migrations.fork[k] += 1;
+                } else {
+                    m.migrations.balance[k] += 1;
+                }
+            }
+            Ev::Fork { child, .. } => {
+                if workload.contains(&child) {
+                    forked.insert(child);
+                }
+            }
+            Ev::WakeupNew { pid, target } => {
+                forked.remove(&pid);
+                enqueue(
+                    pid,
+                    target,
+                    &mut queued_on,
+                    &mut nr_queued,
+                    &mut total_queued,
+                );
+            }
+            Ev::Wakeup { pid, target } => {
+                enqueue(
+                    pid,
+                    target,
+                    &mut queued_on,
+                    &mut nr_queued,
+                    &mut total_queued,
+                );
+                if !workload.contains(&pid) {
+                    continue;
+                }
+                m.wakeups += 1;
+                if let Some((wcpu, by_task, moved_from)) = waking.remove(&pid) {
+                    if by_task {
+                        m.task_wakeups += 1;
+                        m.in_waker_llc += u64::from(topo.share_cache(wcpu, target));
+                        m.on_waker_cpu += u64::from(wcpu == target);
+                        m.on_prev_cpu += u64::from(moved_from.is_none());
+                    }
+                }
+            }
+        }
+    }
+    // Tasks still running at the end ran to it.
+    for (pid, s) in run_start {
+        if workload.contains(&pid) {
+            m.task_cpu_ns += last.saturating_sub(s);
+        }
+    }
+    m.span_ns = last.saturating_sub(first);
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::trace::parse;
+
+    /// Guittot's 2x4: MC spans 0-3 and 4-7, PKG all eight.
+    fn two_llcs() -> Topology {
+        Topology::preset("2x4").unwrap()
+    }
+
+    #[test]
+    fn counts_by_level_and_cause() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 S 0 R 10\n0 1 T 11 w\n0 1 S 0 R 0\n0 4 S 0 R 0\n\
+             100 0 W 11 1 t\n100 0 M 11 1 4\n110 4 U 11 4\n120 4 S 0 R 11\n\
+             200 0 W 12 2 h\n210 2 U 12 2\n\
+             300 0 T 13 w\n300 0 F 10 13\n300 0 M 13 0 1\n300 0 N 13 1\n\
+             400 5 M 10 0 5\n\
+             500 0 S 10 R 0\n600 0 S 0 R 10\n1000 4 S 11 S 0\n",
+        )
+        .unwrap();
+        let topo = two_llcs();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        assert_eq!(w, HashSet::from([10, 11, 13]));
+        let m = measure(&t.events, &topo, &w);
+        assert_eq!(m.migrations.levels, vec!["MC", "PKG"]);
+        assert_eq!(m.migrations.wakeup, vec![0, 1], "1 -> 4 crosses the LLCs");
+        assert_eq!(m.migrations.fork, vec![1, 0]);
+        assert_eq!(m.migrations.balance, vec![0, 1]);
+        assert_eq!(m.task_wakeups, 1);
+        assert_eq!(m.in_waker_llc, 0, "woken from CPU 0 onto CPU 4");
+        assert_eq!(m.on_prev_cpu, 0);
+        // 12 is not the workload's: its wakeup is not counted.
+        assert_eq!(m.wakeups, 1);
+        assert_eq!(m.switches, 7);
+        // 10 ran 0-500 and 600-1000, 11 ran 120-1000.
+        assert_eq!(m.task_cpu_ns, 500 + 400 + 880);
+        assert_eq!(m.span_ns, 1000);
+    }
+
+    #[test]
+    fn idle_while_work_waits() {
+        // CPU 1 idle throughout; CPU 0 runs 10 with 11 queued behind it
+        // from 100 (preempted) to 300: 200 ns of CPU 1 wasted.
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 S 0 R 11\n0 1 S 0 R 0\n\
+             100 0 S 11 R 10\n300 0 S 10 S 11\n400 0 S 11 S 0\n",
+        )
+        .unwrap();
+        let mut topo = two_llcs();
+        topo.nr_cpus = 2;
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &topo, &w);
+        assert_eq!(m.idle_while_waiting_ns, 200);
+        // CPU 1 idle 0-400 (its first switch says it ran idle), CPU 0 none.
+        assert_eq!(m.idle_ns, 400);
+        assert_eq!(m.cpus, 2);
+        assert!((m.wasted_frac() - 0.25).abs() < 1e-9);
+    }
+}

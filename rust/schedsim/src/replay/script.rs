@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What each of the workload's tasks did, from a guest trace, as a script
+//! the model can run again: its CPU bursts, its blocks, whom it woke and
+//! when in its own CPU time, whom it forked, when it slept on a timer.
+//! Replaying causes rather than timestamps lets the model's placement and
+//! balancing decide where and when each burst runs, as the kernel's did.
+//!
+//! - `Run(ns)`: CPU time the task had between two of its actions, summed
+//!   over preemptions (switched out in state `R`);
+//! - `Block`: switched out in any other state; it runs again once woken;
+//! - `Wake(task)`: the `W` that ended another task's block, placed in the
+//!   waker's script at the waker's CPU time then. A `W` in softirq
+//!   context is the running task's (loopback networking delivers on the
+//!   sender's way out of its syscall); one in hardirq context, or by a
+//!   task not of the workload, makes the block a `Sleep` of its length;
+//! - `Fork(task)`, `Exit`.
+//!
+//! A wake is replayed as a token: `Block` takes one if the task has one,
+//! else waits. A trace's wake and block of the same task can come in
+//! either order across CPUs (a `W` recorded before the `S` that blocks),
+//! so a script must not deadlock on their order.
+
+use super::trace::{Ctx, Ev, Event};
+use std::collections::{HashMap, HashSet};
+
+/// One action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Runs this much CPU time, ns.
+    Run(u64),
+    /// Blocks until woken (or takes a pending wake).
+    Block,
+    /// Sleeps this long, ns (a timer wakes it).
+    Sleep(u64),
+    /// Wakes script `i` (or leaves it a token).
+    Wake(usize),
+    /// Forks script `i`.
+    Fork(usize),
+    /// Exits.
+    Exit,
+}
+
+/// How a script starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// At this time after the trace's first event, woken on `cpu`.
+    At {
+        /// ns after the trace's start.
+        ns: u64,
+        /// Its CPU in the trace then.
+        cpu: u32,
+    },
+    /// When its parent's `Fork` runs.
+    Forked,
+}
+
+/// One task's script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    /// Its pid in the trace.
+    pub pid: u32,
+    /// Its last name.
+    pub comm: String,
+    /// How it starts.
+    pub start: Start,
+    /// What it does.
+    pub ops: Vec<Op>,
+}
+
+/// The scripts made so far, by pid.
+struct Builder {
+    first_ts: u64,
+    index: HashMap<u32, usize>,
+    scripts: Vec<Script>,
+    st: Vec<Tracked>,
+    forked: HashSet<u32>,
+}
+
+impl Builder {
+    /// Script of pid `p`, made at its first sight (at `ts` on `cpu`).
+    fn slot(&mut self, p: u32, ts: u64, cpu: u32) -> usize {
+        if let Some(&i) = self.index.get(&p) {
+            return i;
+        }
+        self.scripts.push(Script {
+            pid: p,
+            comm: String::new(),
+            start: if self.forked.contains(&p) {
+                Start::Forked
+            } else {
+                Start::At {
+                    ns: ts.saturating_sub(self.first_ts),
+                    cpu,
+                }
+            },
+            ops: Vec::new(),
+        });
+        self.st.push(Tracked::default());
+        self.index.insert(p, self.scripts.len() - 1);
+        self.scripts.len() - 1
+    }
+}
+
+#[derive(Default)]
+struct Tracked {
+    running_since: Option<u64>,
+    /// CPU time since its last op, ns.
+    pending_ns: u64,
+    /// Index in `ops` of the block a wake will make a Block or a Sleep.
+    blocked: Option<(usize, u64)>,
+    exiting: bool,
+    seen: bool,
+}
+
+/// Extracts the scripts of the `workload` pids, in order of first sight.
+pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
+    let first_ts = events.first().map_or(0, |e| e.ts_ns);
+    let mut b = Builder {
+        first_ts,
+        index: HashMap::new(),
+        scripts: Vec::new(),
+        st: Vec::new(),
+        forked: HashSet::new(),
+    };
+    let mut cur: HashMap<u32, u32> = HashMap::new();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    // Flushes a running task's CPU time up to ts into a Run op.
+    fn flush(s: &mut Script, t: &mut Tracked, ts: u64) {
+        if let Some(since) = t.running_since {
+            t.pending_ns = t.pending_ns.saturating_add(ts.saturating_sub(since));
+            t.running_since = Some(ts);
+        }
+        if t.pending_ns > 0 {
+            s.ops.push(Op::Run(t.pending_ns));
+            t.pending_ns = 0;
+        }
+    }
+    for e in events {
+        let ts = e.ts_ns;
+        match e.ev {
+            Ev::Name { pid, ref comm } => {
+                names.insert(pid, comm.clone());
+            }
+            Ev::Fork { parent, child } => {
+                if !workload.contains(&child) {
+                    continue;
+                }
+                if workload.contains(&parent) {
+                    b.forked.insert(child);
+                    let p = b.slot(parent, ts, e.cpu);
+                    let c = b.slot(child, ts, e.cpu);
+                    b.st[c].seen = true;
+                    flush(&mut b.scripts[p], &mut b.st[p], ts);
+                    b.scripts[p].ops.push(Op::Fork(c));
+                }
+            }
+            Ev::Switch {
+                prev,
+                prev_runnable,
+                next,
+                ..
+            } => {
+                if workload.contains(&prev) {
+                    let i = b.slot(prev, ts, e.cpu);
+                    let t = &mut b.st[i];
+                    // Running since before the trace: since its start.
+                    let since =
+                        t.running_since
+                            .take()
+                            .unwrap_or(if t.seen { ts } else { first_ts });
+                    t.seen = true;
+                    t.pending_ns = t.pending_ns.saturating_add(ts.saturating_sub(since));
+                    if !prev_runnable {
+                        let s = &mut b.scripts[i];
+                        if t.pending_ns > 0 {
+                            s.ops.push(Op::Run(t.pending_ns));
+                            t.pending_ns = 0;
+                        }
+                        if t.exiting {
+                            s.ops.push(Op::Exit);
+                        } else {
+                            t.blocked = Some((s.ops.len(), ts));
+                            s.ops.push(Op::Block);
+                        }
+                    }
+                }
+                if workload.contains(&next) {
+                    let i = b.slot(next, ts, e.cpu);
+                    b.st[i].seen = true;
+                    b.st[i].running_since = Some(ts);
+                }
+                cur.insert(e.cpu, next);
+            }
+            Ev::Waking { pid, ctx, .. } => {
+                let Some(&i) = b.index.get(&pid) else {
+                    continue;
+                };
+                let Some((at, since)) = b.st[i].blocked else {
+                    continue;
+                };
+                b.st[i].blocked = None;
+                let waker = cur.get(&e.cpu).copied().filter(|&w| {
+                    ctx != Ctx::Hardirq && w != 0 && w != pid && workload.contains(&w)
+                });
+                match waker.and_then(|w| b.index.get(&w).copied()) {
+                    Some(wi) => {
+                        flush(&mut b.scripts[wi], &mut b.st[wi], ts);
+                        b.scripts[wi].ops.push(Op::Wake(i));
+                    }
+                    None => b.scripts[i].ops[at] = Op::Sleep(ts.saturating_sub(since).max(1)),
+                }
+            }
+            Ev::Exit { pid } => {
+                if let Some(&i) = b.index.get(&pid) {
+                    b.st[i].exiting = true;
+                }
+            }
+            Ev::Wakeup { pid, target } | Ev::WakeupNew { pid, target } => {
+                if workload.contains(&pid) && !b.index.contains_key(&pid) {
+                    b.slot(pid, ts, target);
+                }
+            }
+            Ev::Migrate { .. } => {}
+        }
+    }
+    let last_ts = events.iter().map(|e| e.ts_ns).max().unwrap_or(first_ts);
+    for (i, s) in b.scripts.iter_mut().enumerate() {
+        flush(s, &mut b.st[i], last_ts);
+        s.comm = names.get(&s.pid).cloned().unwrap_or_default();
+    }
+    b.scripts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::metrics::workload_pids;
+    use crate::replay::trace::parse;
+
+    const PINGPONG: &str = "# slb-trace 1\n# topology smt2 cpus 8\n# comm pp\n\
+        0 0 T 1 pp\n0 1 T 2 pp\n0 0 S 0 R 1\n\
+        100 0 W 2 1 t\n105 1 U 2 1\n110 1 S 0 R 2\n\
+        150 0 S 1 S 0\n\
+        300 1 W 1 0 t\n310 0 U 1 0\n320 0 S 0 R 1\n\
+        330 1 S 2 S 0\n\
+        400 0 W 9 3 h\n\
+        500 0 S 1 S 0\n900 0 W 1 0 h\n910 0 U 1 0\n920 0 S 0 R 1\n950 0 X 1\n960 0 S 1 X 0\n";
+
+    #[test]
+    fn a_ping_pong_into_scripts() {
+        let t = parse(PINGPONG).unwrap();
+        let w = workload_pids(&t.events, &["pp".to_string()]);
+        let s = extract(&t.events, &w);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].pid, 1);
+        assert_eq!(s[0].start, Start::At { ns: 0, cpu: 0 });
+        // 1 runs 0-150 and blocks (its wake of 2 at 100 ended a block from
+        // before the trace, which no script holds); woken by 2; runs
+        // 320-500, sleeps on a timer 400 ns; runs 920-960 and exits.
+        assert_eq!(
+            s[0].ops,
+            vec![
+                Op::Run(150),
+                Op::Block,
+                Op::Run(180),
+                Op::Sleep(400),
+                Op::Run(40),
+                Op::Exit
+            ]
+        );
+        // 2 first appears woken at 105, so it starts then; it wakes 1 at
+        // 300, in its own CPU time 190.
+        assert_eq!(s[1].start, Start::At { ns: 105, cpu: 1 });
+        assert_eq!(
+            s[1].ops,
+            vec![Op::Run(190), Op::Wake(0), Op::Run(30), Op::Block]
+        );
+    }
+
+    #[test]
+    fn fork_makes_a_forked_child() {
+        let t = parse(
+            "# slb-trace 1\n# topology smt2 cpus 8\n# comm hb\n\
+             0 0 T 1 hb\n0 0 S 0 R 1\n50 0 T 2 hb\n50 0 F 1 2\n50 0 N 2 3\n\
+             60 3 S 0 R 2\n80 3 S 2 S 0\n90 0 S 1 S 0\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["hb".to_string()]);
+        let s = extract(&t.events, &w);
+        assert_eq!(
+            s[0].ops,
+            vec![Op::Run(50), Op::Fork(1), Op::Run(40), Op::Block]
+        );
+        assert_eq!(s[1].start, Start::Forked);
+        assert_eq!(s[1].ops, vec![Op::Run(20), Op::Block]);
+    }
+}

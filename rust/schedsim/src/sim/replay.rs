@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Replayed tasks and the run's record (issue 32's replay).
+//!
+//! A `Kind::Scripted` task runs its script (`crate::replay::script`): each
+//! `Run` is a CPU burst through the model's usual burst machinery, so
+//! preemption, wakeup placement and every balancer act on it as on any
+//! task; `Wake` goes through `try_to_wake_up()`'s model (`wakeup.rs`),
+//! `Fork` through fork placement, as `wake_up_new_task()` does. A wake of
+//! a task that is not blocked on it is kept as a token its next `Block`
+//! takes.
+//!
+//! The recorder writes what the run did as the guest's trace events say
+//! it (`sched_switch`, `sched_waking`, `sched_wakeup(_new)`,
+//! `sched_migrate_task`, `sched_process_fork/exit`), with pid = task
+//! index + 1 (0 is idle), so that `crate::replay::metrics` measures the
+//! model's run as it measures the guest's.
+
+use super::*;
+use crate::replay::script::{Op, Script, Start};
+use crate::replay::trace::{Ctx, Ev as TEv, Event};
+
+/// Where each script stands.
+#[derive(Default)]
+pub(super) struct Replay {
+    /// The scripts.
+    pub(super) scripts: Rc<Vec<Script>>,
+    /// Task index of each script.
+    pub(super) task: Vec<usize>,
+    /// Next op of each script.
+    pc: Vec<usize>,
+    /// Wakes received and not yet taken by a `Block`.
+    tokens: Vec<u32>,
+    /// Blocked in a `Block`, waiting for a wake.
+    waiting: Vec<bool>,
+    /// Ran its `Exit` (or ran out of ops).
+    exited: Vec<bool>,
+}
+
+/// The run's events (only with `cfg.record_events`).
+pub(super) struct Recorder {
+    pub(super) events: Vec<Event>,
+    /// pid each CPU runs as the record has it (0: idle).
+    cur: Vec<u32>,
+    /// The state its last switch-out will show: `R` preempted, `S`
+    /// blocked, `X` exited.
+    pub(super) prev_state: Vec<char>,
+}
+
+impl Recorder {
+    pub(super) fn new(nr_cpus: u32) -> Self {
+        Self {
+            events: Vec::new(),
+            cur: vec![0; nr_cpus as usize],
+            prev_state: vec!['R'; nr_cpus as usize],
+        }
+    }
+}
+
+fn pid(t: usize) -> u32 {
+    u32::try_from(t).unwrap_or(u32::MAX - 1).saturating_add(1)
+}
+
+impl Sim {
+    fn rec(&mut self, cpu: u32, ev: TEv) {
+        if self.cfg.record_events {
+            self.recorder.events.push(Event {
+                ts_ns: self.now_ns,
+                cpu,
+                ev,
+            });
+        }
+    }
+
+    /// `cpu` now runs task `t` (None: idle): a `sched_switch` if that is
+    /// news to the record.
+    pub(super) fn rec_switch(&mut self, cpu: u32, t: Option<usize>) {
+        if !self.cfg.record_events {
+            return;
+        }
+        let next = t.map_or(0, pid);
+        let c = cpu as usize;
+        let prev = self.recorder.cur[c];
+        if prev == next {
+            return;
+        }
+        let st = if prev == 0 {
+            'R'
+        } else {
+            self.recorder.prev_state[c]
+        };
+        self.recorder.cur[c] = next;
+        self.recorder.prev_state[c] = 'R';
+        self.rec(
+            cpu,
+            TEv::Switch {
+                prev,
+                prev_runnable: st == 'R',
+                prev_state: st,
+                next,
+            },
+        );
+    }
+
+    /// The running task of `cpu` leaves it in state `st` (the record's
+    /// next switch shows it).
+    pub(super) fn rec_leaves(&mut self, cpu: u32, st: char) {
+        if self.cfg.record_events {
+            self.recorder.prev_state[cpu as usize] = st;
+        }
+    }
+
+    /// `sched_waking` on the waker's CPU.
+    pub(super) fn rec_waking(&mut self, t: usize, waker_cpu: u32, by_task: bool) {
+        let prev_cpu = self.tasks[t].cpu;
+        let ctx = if by_task { Ctx::Task } else { Ctx::Hardirq };
+        self.rec(
+            waker_cpu,
+            TEv::Waking {
+                pid: pid(t),
+                prev_cpu,
+                ctx,
+            },
+        );
+    }
+
+    /// `sched_migrate_task`.
+    pub(super) fn rec_migrate(&mut self, t: usize, orig: u32, dest: u32) {
+        self.rec(
+            orig,
+            TEv::Migrate {
+                pid: pid(t),
+                orig,
+                dest,
+            },
+        );
+    }
+
+    /// `sched_wakeup`.
+    pub(super) fn rec_wakeup(&mut self, t: usize, target: u32) {
+        self.rec(
+            target,
+            TEv::Wakeup {
+                pid: pid(t),
+                target,
+            },
+        );
+    }
+
+    /// Creates the tasks of `scripts`; those that start at a time sleep
+    /// until it, on the CPU the trace had them on.
+    pub(super) fn spawn_scripts(&mut self, scripts: Rc<Vec<Script>>) {
+        let first = self.tasks.len();
+        for (id, s) in scripts.iter().enumerate() {
+            let t = self.new_task(Kind::Scripted { id });
+            debug_assert_eq!(t, first + id);
+            self.replay.task.push(t);
+            self.replay.pc.push(0);
+            self.replay.tokens.push(0);
+            self.replay.waiting.push(false);
+            self.replay.exited.push(false);
+            let comm = if s.comm.is_empty() {
+                "task".to_string()
+            } else {
+                s.comm.clone()
+            };
+            self.rec(0, TEv::Name { pid: pid(t), comm });
+        }
+        let nr = self.cfg.topology.nr_cpus.max(1);
+        for (id, s) in scripts.iter().enumerate() {
+            let t = first + id;
+            if let Start::At { ns, cpu } = s.start {
+                let cpu = cpu % nr;
+                self.tasks[t].cpu = cpu;
+                self.tasks[t].recent_used_cpu = cpu;
+                self.tasks[t].state = State::Sleeping;
+                self.push(ns, Ev::TimerWake { task: t });
+            }
+        }
+        self.replay.scripts = scripts;
+    }
+
+    /// `wake_up_new_task()`: places forked task `t` as the workloads' first
+    /// tasks are placed, and lets it preempt.
+    pub(super) fn fork_place(&mut self, t: usize) {
+        let cpu = self.fork_cpu();
+        self.fork_place_on(t, cpu);
+    }
+
+    /// `fork_place()` onto a CPU already chosen.
+    fn fork_place_on(&mut self, t: usize, cpu: u32) {
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].recent_used_cpu = cpu;
+        // wake_up_new_task(): ENQUEUE_INITIAL, then WF_FORK preemption.
+        self.update_curr(cpu);
+        self.place_entity(cpu, t, true);
+        self.enqueue(cpu, t);
+        if self.rqs[cpu as usize].curr.is_none() {
+            self.pick_next(cpu);
+        } else {
+            self.wakeup_preempt(cpu, t);
+        }
+    }
+
+    /// Runs script `id` of task `t`, on `cpu`, from where it stands until
+    /// it runs, blocks, sleeps or exits.
+    pub(super) fn script_step(&mut self, cpu: u32, t: usize, id: usize) {
+        loop {
+            let pc = self.replay.pc[id];
+            let op = self.replay.scripts[id]
+                .ops
+                .get(pc)
+                .copied()
+                .unwrap_or(Op::Exit);
+            self.replay.pc[id] = pc.saturating_add(1);
+            match op {
+                Op::Run(ns) => {
+                    if ns == 0 {
+                        continue;
+                    }
+                    self.tasks[t].burst_left_ns = ns;
+                    self.arm_burst(cpu);
+                    return;
+                }
+                Op::Block => {
+                    if self.replay.tokens[id] > 0 {
+                        self.replay.tokens[id] -= 1;
+                        continue;
+                    }
+                    self.replay.waiting[id] = true;
+                    self.rec_leaves(cpu, 'S');
+                    self.block_curr(cpu, State::Blocked);
+                    return;
+                }
+                Op::Sleep(ns) => {
+                    self.push(self.now_ns.saturating_add(ns), Ev::TimerWake { task: t });
+                    self.rec_leaves(cpu, 'S');
+                    self.block_curr(cpu, State::Sleeping);
+                    return;
+                }
+                Op::Wake(j) => {
+                    let Some(&u) = self.replay.task.get(j) else {
+                        continue;
+                    };
+                    if self.replay.waiting[j] && self.tasks[u].state == State::Blocked {
+                        self.replay.waiting[j] = false;
+                        self.tasks[u].burst_left_ns = 0;
+                        self.wake(u, Some((cpu, t)));
+                    } else {
+                        self.replay.tokens[j] = self.replay.tokens[j].saturating_add(1);
+                    }
+                }
+                Op::Fork(j) => {
+                    let Some(&c) = self.replay.task.get(j) else {
+                        continue;
+                    };
+                    if self.tasks[c].state != State::Blocked || self.replay.pc[j] != 0 {
+                        continue;
+                    }
+                    self.tasks[c].burst_left_ns = 0;
+                    self.rec(
+                        cpu,
+                        TEv::Fork {
+                            parent: pid(t),
+                            child: pid(c),
+                        },
+                    );
+                    // wake_up_new_task() sets the CPU with __set_task_cpu(),
+                    // which traces no sched_migrate_task: neither does this.
+                    // Its sched_wakeup_new comes before the switch to it.
+                    let dest = self.fork_cpu();
+                    self.rec(
+                        dest,
+                        TEv::WakeupNew {
+                            pid: pid(c),
+                            target: dest,
+                        },
+                    );
+                    self.fork_place_on(c, dest);
+                }
+                Op::Exit => {
+                    self.replay.exited[id] = true;
+                    self.rec(cpu, TEv::Exit { pid: pid(t) });
+                    self.rec_leaves(cpu, 'X');
+                    self.block_curr(cpu, State::Blocked);
+                    return;
+                }
+            }
+        }
+    }
+}
