@@ -46,6 +46,13 @@ pub struct CostModel {
     pub steal_per_line_ns: u64,
     /// Trying one victim (its runqueue lock).
     pub steal_per_victim_ns: u64,
+    /// From a wakeup onto an idle CPU to the wakee running there: the
+    /// IPI and the idle exit on hardware; under TCG, the wait for the one
+    /// host thread to run that vCPU (`make replay` measures a median of
+    /// 26-60 us in the guest). 0 by default, as the model was built and
+    /// calibrated; `schedsim replay --wake-idle-us` sets it. Not in
+    /// [`COST_FIELDS`]: scaling 0 changes nothing.
+    pub wake_idle_ns: u64,
 }
 
 impl Default for CostModel {
@@ -67,12 +74,14 @@ impl Default for CostModel {
             steal_base_ns: 200,
             steal_per_line_ns: 50,
             steal_per_victim_ns: 100,
+            wake_idle_ns: 0,
         }
     }
 }
 
-/// Every constant of [`CostModel`], by field name, in its order: what
-/// `schedsim experiment sensitivity` scales one at a time.
+/// Every constant of [`CostModel`] but `wake_idle_ns` (0 unless a replay
+/// sets it), by field name, in its order: what `schedsim experiment
+/// sensitivity` scales one at a time.
 pub const COST_FIELDS: &[&str] = &[
     "ctx_switch_ns",
     "sis_base_ns",

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
-//! [--model-trace DIR]`: each guest trace (`make replay`) replayed into
+//! [--wake-idle-us N|guest] [--model-trace DIR]`: each guest trace (`make replay`) replayed into
 //! the model and measured both ways (`schedsim::replay`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format.
 
+use schedsim::replay::compare::WakeIdle;
 use schedsim::replay::{compare, report, trace};
 
 /// Parses the options and prints the report.
@@ -15,6 +16,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut seed = 1u64;
     let mut json = false;
     let mut model_dir: Option<String> = None;
+    let mut wake_idle = WakeIdle::Off;
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
@@ -29,6 +31,21 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 "json" => json = true,
                 other => return Err(format!("bad --format '{other}': table or json")),
             },
+            Long("wake-idle-us") => {
+                let v = super::value(&mut p, "--wake-idle-us")?;
+                wake_idle = match v.as_str() {
+                    "guest" => WakeIdle::Guest,
+                    n => WakeIdle::Ns(
+                        n.parse::<u64>()
+                            .ok()
+                            .filter(|&us| us <= 1_000_000)
+                            .ok_or_else(|| {
+                                format!("bad --wake-idle-us '{n}': 0..=1000000 or 'guest'")
+                            })?
+                            .saturating_mul(1000),
+                    ),
+                };
+            }
             Long("model-trace") => model_dir = Some(super::value(&mut p, "--model-trace")?),
             Long(a) => return Err(format!("unknown argument '--{a}'")),
             Short(c) => return Err(format!("unknown argument '-{c}'")),
@@ -42,7 +59,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     for f in &files {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
         let t = trace::parse(&text).map_err(|e| format!("{f}: {e}"))?;
-        let r = compare::replay(&t, seed).map_err(|e| format!("{f}: {e}"))?;
+        let r = compare::replay(&t, seed, wake_idle).map_err(|e| format!("{f}: {e}"))?;
         if let Some(dir) = &model_dir {
             let path = format!("{dir}/{}.{}.model.trace", r.experiment, r.state);
             let mut text = format!(

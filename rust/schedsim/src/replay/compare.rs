@@ -24,6 +24,18 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::rc::Rc;
 
+/// The model's wakeup latency onto an idle CPU in a replay
+/// (`CostModel::wake_idle_ns`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeIdle {
+    /// None: the model as built and calibrated.
+    Off,
+    /// This many ns.
+    Ns(u64),
+    /// The median the guest's trace shows (`Metrics::idle_wakeup_latency_ns`).
+    Guest,
+}
+
 /// A replay's result.
 #[derive(Clone, Debug, Serialize)]
 pub struct Replayed {
@@ -53,6 +65,8 @@ pub struct Replayed {
     pub model_acted: Option<bool>,
     /// Whether the trace is a run's start (the guest's buffers filled).
     pub cut: bool,
+    /// The model's wakeup latency onto an idle CPU, ns.
+    pub wake_idle_ns: u64,
     /// The model's run as events (`schedsim replay --model-trace`).
     #[serde(skip)]
     pub model_events: Vec<super::trace::Event>,
@@ -93,6 +107,7 @@ fn run_model(
     knobs: Knobs,
     seed: u64,
     duration_ns: u64,
+    wake_idle_ns: u64,
 ) -> (u64, Metrics, Vec<super::trace::Event>) {
     let workload = Workload {
         parts: vec![Part::Replay {
@@ -104,6 +119,7 @@ fn run_model(
     cfg.flags = flags;
     cfg.knobs = knobs;
     cfg.record_events = true;
+    cfg.cost.wake_idle_ns = wake_idle_ns;
     let (result, events) = Sim::new(cfg).run_recorded();
     let all: HashSet<u32> = (1..=scripts.len() as u32).collect();
     let m = measure(&events, topo, &all);
@@ -111,7 +127,7 @@ fn run_model(
 }
 
 /// Replays `trace` into the model.
-pub fn replay(trace: &Trace, seed: u64) -> Result<Replayed, String> {
+pub fn replay(trace: &Trace, seed: u64, wake_idle: WakeIdle) -> Result<Replayed, String> {
     let h = &trace.header;
     let preset = preset_of(&h.topology)
         .ok_or_else(|| format!("topology '{}': no model preset for it", h.topology))?;
@@ -142,7 +158,20 @@ pub fn replay(trace: &Trace, seed: u64) -> Result<Replayed, String> {
     let guest = measure(&trace.events, &topo, &workload);
     let scripts = Rc::new(extract(&trace.events, &workload));
     let duration_ns = guest.span_ns.saturating_mul(4).max(50_000_000);
-    let (hash, model, model_events) = run_model(&topo, &scripts, flags, knobs, seed, duration_ns);
+    let wake_idle_ns = match wake_idle {
+        WakeIdle::Off => 0,
+        WakeIdle::Ns(ns) => ns,
+        WakeIdle::Guest => guest.idle_wakeup_latency_ns,
+    };
+    let (hash, model, model_events) = run_model(
+        &topo,
+        &scripts,
+        flags,
+        knobs,
+        seed,
+        duration_ns,
+        wake_idle_ns,
+    );
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
         None
@@ -156,7 +185,15 @@ pub fn replay(trace: &Trace, seed: u64) -> Result<Replayed, String> {
         if let Some(bf) = set_busy_factor(&h.flag, if h.state == "on" { "off" } else { "on" }) {
             fk.busy_factor = bf;
         }
-        let (h2, _, _) = run_model(&topo, &scripts, flipped, fk, seed, duration_ns);
+        let (h2, _, _) = run_model(
+            &topo,
+            &scripts,
+            flipped,
+            fk,
+            seed,
+            duration_ns,
+            wake_idle_ns,
+        );
         Some(h2 != hash)
     };
     let guest_differs = rules.last().and_then(|r| {
@@ -178,6 +215,7 @@ pub fn replay(trace: &Trace, seed: u64) -> Result<Replayed, String> {
         guest_differs,
         model_acted,
         cut: h.dropped > 0,
+        wake_idle_ns,
         model_events,
     })
 }
@@ -258,7 +296,7 @@ mod tests {
     #[test]
     fn a_ping_pong_replays_its_wakeups_and_cpu_time() {
         let tr = parse(&pingpong_trace()).unwrap();
-        let r = replay(&tr, 1).unwrap();
+        let r = replay(&tr, 1, WakeIdle::Off).unwrap();
         assert_eq!(r.tasks, 2);
         assert_eq!(r.guest.wakeups, 200);
         assert_eq!(r.guest_differs, Some(4));
@@ -293,6 +331,24 @@ mod tests {
         assert_eq!(back.events, events);
         let m = measure(&back.events, &topo, &HashSet::from([1, 2]));
         assert_eq!(m.wakeups, 200 + 2);
+    }
+
+    #[test]
+    fn a_wakeup_onto_an_idle_cpu_waits_wake_idle_ns() {
+        let tr = parse(&pingpong_trace()).unwrap();
+        let off = replay(&tr, 1, WakeIdle::Off).unwrap();
+        assert!(off.model.idle_wakeups > 100);
+        assert_eq!(off.model.idle_wakeup_latency_ns, 0);
+        let on = replay(&tr, 1, WakeIdle::Ns(30_000)).unwrap();
+        assert_eq!(on.wake_idle_ns, 30_000);
+        assert_eq!(on.model.idle_wakeup_latency_ns, 30_000);
+        // The guest's own trace switches in 1 ns after each wakeup.
+        assert_eq!(on.guest.idle_wakeup_latency_ns, 1);
+        let g = replay(&tr, 1, WakeIdle::Guest).unwrap();
+        assert_eq!(g.wake_idle_ns, 1);
+        // Waiting 30 us per message stretches 200 messages by about 6 ms.
+        let more = on.model.span_ns.saturating_sub(off.model.span_ns);
+        assert!((5_000_000..7_000_000).contains(&more), "{more}");
     }
 
     #[test]

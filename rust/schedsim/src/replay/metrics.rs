@@ -61,6 +61,13 @@ pub struct Metrics {
     pub idle_ns: u64,
     /// Idle CPU time while another CPU had a waiting task, ns.
     pub idle_while_waiting_ns: u64,
+    /// Wakeups of workload tasks onto an idle CPU, and the median time
+    /// from their `U` to the switch to them there, ns: what a wakeup costs
+    /// before the wakee runs (an IPI and the idle exit on hardware; under
+    /// TCG, the wait for the one host thread to run that vCPU).
+    pub idle_wakeups: u64,
+    /// See `idle_wakeups`.
+    pub idle_wakeup_latency_ns: u64,
     /// The span measured, ns (first to last event).
     pub span_ns: u64,
     /// CPUs.
@@ -155,6 +162,11 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // A pid between its W and its U: (waker CPU, a workload waker ran it).
     let mut waking: HashMap<u32, (u32, bool, Option<u32>)> = HashMap::new();
     let mut forked: HashSet<u32> = HashSet::new();
+    // Pids seen switched in (or already counted from the trace's start).
+    let mut ran_before: HashSet<u32> = HashSet::new();
+    // Wakees placed on an idle CPU: when, to measure until they run.
+    let mut woke_idle: HashMap<u32, (u32, u64)> = HashMap::new();
+    let mut latencies: Vec<u64> = Vec::new();
     let first = events.first().map_or(0, |e| e.ts_ns);
     let last = events.iter().map(|e| e.ts_ns).max().unwrap_or(first);
     let mut now = first;
@@ -204,8 +216,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 if workload.contains(&prev) {
                     if let Some(s) = run_start.remove(&prev) {
                         m.task_cpu_ns += ts.saturating_sub(s);
-                    } else {
-                        // Running since before the trace began.
+                    } else if ran_before.insert(prev) {
+                        // Running since before the trace began (counted
+                        // once: a record that has it leave twice does not
+                        // make it run twice).
                         m.task_cpu_ns += ts.saturating_sub(first);
                     }
                 }
@@ -221,6 +235,12 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 dequeue(next, &mut queued_on, &mut nr_queued, &mut total_queued);
                 if workload.contains(&next) {
                     run_start.insert(next, ts);
+                    ran_before.insert(next);
+                    if let Some((c, at)) = woke_idle.remove(&next) {
+                        if c == e.cpu {
+                            latencies.push(ts.saturating_sub(at));
+                        }
+                    }
                 }
                 cur[cpu] = Some(next);
             }
@@ -279,6 +299,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     continue;
                 }
                 m.wakeups += 1;
+                if cur.get(target as usize) == Some(&Some(0)) {
+                    woke_idle.insert(pid, (target, ts));
+                }
                 if let Some((wcpu, by_task, moved_from)) = waking.remove(&pid) {
                     if by_task {
                         m.task_wakeups += 1;
@@ -297,6 +320,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         }
     }
     m.span_ns = last.saturating_sub(first);
+    latencies.sort_unstable();
+    m.idle_wakeups = latencies.len() as u64;
+    m.idle_wakeup_latency_ns = latencies.get(latencies.len() / 2).copied().unwrap_or(0);
     m
 }
 

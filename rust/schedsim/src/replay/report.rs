@@ -87,6 +87,13 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
         g.wasted_frac(),
         m.wasted_frac(),
     ));
+    if g.idle_wakeups > 0 || m.idle_wakeups > 0 {
+        out.push(row(
+            "wakeup to idle CPU, us".into(),
+            g.idle_wakeup_latency_ns as f64 / 1e3,
+            m.idle_wakeup_latency_ns as f64 / 1e3,
+        ));
+    }
     out.push(row("idle".into(), g.idle_frac(), m.idle_frac()));
     out.push(row("wakeups".into(), g.wakeups as f64, m.wakeups as f64));
     out.push(row(
@@ -123,7 +130,7 @@ pub fn table(all: &[Replayed]) -> String {
     for r in all {
         let _ = writeln!(
             s,
-            "== {} {} {} ({} {}, model {}): {} tasks{}",
+            "== {} {} {} ({} {}, model {}): {} tasks{}{}",
             r.topology,
             r.experiment,
             r.state,
@@ -133,6 +140,11 @@ pub fn table(all: &[Replayed]) -> String {
             r.model_acted
                 .map_or("-", |a| if a { "rule acted" } else { "rule inert" }),
             r.tasks,
+            if r.wake_idle_ns > 0 {
+                format!(", model wakeup to idle {} us", r.wake_idle_ns / 1000)
+            } else {
+                String::new()
+            },
             if r.cut {
                 ", the run's start (buffers filled)"
             } else {
@@ -174,6 +186,7 @@ pub fn table(all: &[Replayed]) -> String {
         s,
         "per-level migrations and LLC placement within 20% of the guest: {within} of {scored} rows"
     );
+    s.push_str(&summary(all));
     for (off, on) in pairs(all) {
         let _ = writeln!(
             s,
@@ -200,6 +213,48 @@ pub fn table(all: &[Replayed]) -> String {
                 q(a.model, b.model)
             );
         }
+    }
+    s
+}
+
+/// Per measure, over every trace: rows, rows within 20%, and the median
+/// and range of model/guest: where the model is off, and which way.
+pub fn summary(all: &[Replayed]) -> String {
+    let mut by: Vec<(String, Vec<Row>)> = Vec::new();
+    for r in all {
+        for row in rows(r) {
+            match by.iter_mut().find(|(m, _)| *m == row.metric) {
+                Some((_, v)) => v.push(row),
+                None => by.push((row.metric.clone(), vec![row])),
+            }
+        }
+    }
+    let mut s = format!(
+        "\n{:<28} {:>5} {:>7} {:>8} {:>15}\n",
+        "measure, every trace", "rows", "within", "median", "range"
+    );
+    for (metric, v) in by {
+        let mut ratios: Vec<f64> = v
+            .iter()
+            .filter_map(|r| r.ratio)
+            .filter(|x| x.is_finite())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let within = v.iter().filter(|r| r.within).count();
+        let (med, lo, hi) = match (ratios.first(), ratios.last()) {
+            (Some(&lo), Some(&hi)) => (ratios[ratios.len() / 2], lo, hi),
+            _ => (f64::NAN, f64::NAN, f64::NAN),
+        };
+        let _ = writeln!(
+            s,
+            "{:<28} {:>5} {:>7} {:>8.2} {:>7.2}-{:<7.2}",
+            metric,
+            v.len(),
+            within,
+            med,
+            lo,
+            hi
+        );
     }
     s
 }

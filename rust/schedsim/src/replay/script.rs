@@ -125,6 +125,9 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
     };
     let mut cur: HashMap<u32, u32> = HashMap::new();
     let mut names: HashMap<u32, String> = HashMap::new();
+    // Wakes seen before the block they may have ended: (script, op).
+    let mut tentative: HashSet<(usize, usize)> = HashSet::new();
+    let mut cand: HashMap<usize, (usize, usize)> = HashMap::new();
     // Flushes a running task's CPU time up to ts into a Run op.
     fn flush(s: &mut Script, t: &mut Tracked, ts: u64) {
         if let Some(since) = t.running_since {
@@ -187,6 +190,7 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
                 }
                 if workload.contains(&next) {
                     let i = b.slot(next, ts, e.cpu);
+                    cand.remove(&i);
                     b.st[i].seen = true;
                     b.st[i].running_since = Some(ts);
                 }
@@ -196,14 +200,28 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
                 let Some(&i) = b.index.get(&pid) else {
                     continue;
                 };
-                let Some((at, since)) = b.st[i].blocked else {
-                    continue;
-                };
-                b.st[i].blocked = None;
                 let waker = cur.get(&e.cpu).copied().filter(|&w| {
                     ctx != Ctx::Hardirq && w != 0 && w != pid && workload.contains(&w)
                 });
-                match waker.and_then(|w| b.index.get(&w).copied()) {
+                let wi = waker.and_then(|w| b.index.get(&w).copied());
+                let Some((at, since)) = b.st[i].blocked else {
+                    // Not blocked as the trace has it so far. The CPUs'
+                    // records interleave to the microsecond, so this may
+                    // be the wake of a block whose switch comes next:
+                    // kept tentatively, made good by a wakeup (U) that
+                    // follows that block, dropped otherwise.
+                    if let Some(wi) = wi {
+                        flush(&mut b.scripts[wi], &mut b.st[wi], ts);
+                        b.scripts[wi].ops.push(Op::Wake(i));
+                        let op = b.scripts[wi].ops.len() - 1;
+                        tentative.insert((wi, op));
+                        cand.insert(i, (wi, op));
+                    }
+                    continue;
+                };
+                b.st[i].blocked = None;
+                cand.remove(&i);
+                match wi {
                     Some(wi) => {
                         flush(&mut b.scripts[wi], &mut b.st[wi], ts);
                         b.scripts[wi].ops.push(Op::Wake(i));
@@ -220,11 +238,29 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
                 if workload.contains(&pid) && !b.index.contains_key(&pid) {
                     b.slot(pid, ts, target);
                 }
+                // A wakeup of a block no W after it ended: the tentative
+                // wake from just before the block was its wake.
+                if let Some(&i) = b.index.get(&pid) {
+                    if b.st[i].blocked.is_some() {
+                        if let Some(c) = cand.remove(&i) {
+                            tentative.remove(&c);
+                            b.st[i].blocked = None;
+                        }
+                    }
+                }
             }
             Ev::Migrate { .. } => {}
         }
     }
     let last_ts = events.iter().map(|e| e.ts_ns).max().unwrap_or(first_ts);
+    // Tentative wakes no wakeup made good are dropped.
+    for (i, s) in b.scripts.iter_mut().enumerate() {
+        let mut k = 0;
+        s.ops.retain(|_| {
+            k += 1;
+            !tentative.contains(&(i, k - 1))
+        });
+    }
     for (i, s) in b.scripts.iter_mut().enumerate() {
         flush(s, &mut b.st[i], last_ts);
         s.comm = names.get(&s.pid).cloned().unwrap_or_default();

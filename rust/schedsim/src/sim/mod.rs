@@ -408,8 +408,17 @@ pub struct LlcShared {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     Tick,
-    BurstEnd { cpu: u32, gen: u64 },
-    TimerWake { task: usize },
+    BurstEnd {
+        cpu: u32,
+        gen: u64,
+    },
+    TimerWake {
+        task: usize,
+    },
+    /// A wakee reaches the idle CPU it was placed on (`wake_idle_ns`).
+    IdlePick {
+        cpu: u32,
+    },
     Sample,
 }
 
@@ -816,6 +825,13 @@ impl Sim {
                 Ev::TimerWake { task } => {
                     if self.tasks[task].state == State::Sleeping {
                         self.wake(task, None);
+                    }
+                }
+                Ev::IdlePick { cpu } => {
+                    // Something may have run here meanwhile (a pull, a
+                    // later wakeup's own pick).
+                    if self.rqs[cpu as usize].curr.is_none() && !self.pick_next(cpu) {
+                        self.go_idle(cpu);
                     }
                 }
                 Ev::Sample => {

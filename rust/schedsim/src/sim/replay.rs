@@ -124,8 +124,18 @@ impl Sim {
         );
     }
 
-    /// `sched_migrate_task`.
+    /// `sched_migrate_task`. A task the record still has running on
+    /// `orig` (active balance puts the running task back and may move it,
+    /// leaving `orig` idle without `go_idle()`) is switched out there
+    /// first, as the kernel's stopper thread would have switched it out.
     pub(super) fn rec_migrate(&mut self, t: usize, orig: u32, dest: u32) {
+        if !self.cfg.record_events {
+            return;
+        }
+        if self.recorder.cur[orig as usize] == pid(t) {
+            self.recorder.prev_state[orig as usize] = 'R';
+            self.rec_switch(orig, None);
+        }
         self.rec(
             orig,
             TEv::Migrate {

@@ -471,7 +471,14 @@ impl Sim {
         self.trace(&[4, t as u64, u64::from(cpu)]);
         self.track_buddy(t);
         if self.rqs[cpu as usize].curr.is_none() {
-            self.pick_next(cpu);
+            if self.cost.wake_idle_ns > 0 {
+                self.push(
+                    now.saturating_add(self.cost.wake_idle_ns),
+                    Ev::IdlePick { cpu },
+                );
+            } else {
+                self.pick_next(cpu);
+            }
         } else {
             self.wakeup_preempt(cpu, t);
         }
