@@ -49,7 +49,7 @@ pub struct CostModel {
     /// From a wakeup onto an idle CPU to the wakee running there: the
     /// IPI and the idle exit on hardware; under TCG, the wait for the one
     /// host thread to run that vCPU (`make replay` measures a median of
-    /// 26-60 us in the guest). 0 by default, as the model was built and
+    /// 58 us over the guest's traces, quartiles 29 and 144 us). 0 by default, as the model was built and
     /// calibrated; `schedsim replay --wake-idle-us` sets it. Not in
     /// [`COST_FIELDS`]: scaling 0 changes nothing.
     pub wake_idle_ns: u64,
