@@ -109,6 +109,34 @@ pub fn workload_pids(events: &[Event], comm: &[String]) -> HashSet<u32> {
         .collect()
 }
 
+/// Tasks runnable and not running, by CPU.
+struct Queued {
+    /// The CPU each queued pid waits on.
+    on: HashMap<u32, u32>,
+    /// Queued tasks per CPU.
+    nr: Vec<u32>,
+    /// Queued tasks on the machine.
+    total: u32,
+}
+
+impl Queued {
+    fn enqueue(&mut self, pid: u32, cpu: u32) {
+        if pid == 0 || (cpu as usize) >= self.nr.len() || self.on.contains_key(&pid) {
+            return;
+        }
+        self.on.insert(pid, cpu);
+        self.nr[cpu as usize] += 1;
+        self.total += 1;
+    }
+
+    fn dequeue(&mut self, pid: u32) {
+        if let Some(c) = self.on.remove(&pid) {
+            self.nr[c as usize] = self.nr[c as usize].saturating_sub(1);
+            self.total = self.total.saturating_sub(1);
+        }
+    }
+}
+
 /// The lowest level of `cpu_a`'s domains whose span holds `cpu_b`
 /// (None for the same CPU, or CPUs no domain joins).
 pub fn level_of(topo: &Topology, cpu_a: u32, cpu_b: u32) -> Option<usize> {
@@ -155,9 +183,11 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     for c in cur.iter_mut() {
         c.get_or_insert(0);
     }
-    let mut queued_on: HashMap<u32, u32> = HashMap::new();
-    let mut nr_queued = vec![0u32; ncpu];
-    let mut total_queued = 0u32;
+    let mut q = Queued {
+        on: HashMap::new(),
+        nr: vec![0; ncpu],
+        total: 0,
+    };
     let mut run_start: HashMap<u32, u64> = HashMap::new();
     // A pid between its W and its U: (waker CPU, a workload waker ran it).
     let mut waking: HashMap<u32, (u32, bool, Option<u32>)> = HashMap::new();
@@ -175,10 +205,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         let ts = e.ts_ns.max(now);
         let dt = ts - now;
         if dt > 0 {
-            for c in 0..ncpu {
-                if cur[c] == Some(0) {
+            for (running, &queued_here) in cur.iter().zip(&q.nr) {
+                if *running == Some(0) {
                     m.idle_ns += dt;
-                    if total_queued > nr_queued[c] {
+                    if q.total > queued_here {
                         m.idle_while_waiting_ns += dt;
                     }
                 }
@@ -189,21 +219,6 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         if cpu >= ncpu {
             continue;
         }
-        let dequeue = |pid: u32, q: &mut HashMap<u32, u32>, n: &mut Vec<u32>, t: &mut u32| {
-            if let Some(c) = q.remove(&pid) {
-                n[c as usize] = n[c as usize].saturating_sub(1);
-                *t = t.saturating_sub(1);
-            }
-        };
-        let enqueue =
-            |pid: u32, c: u32, q: &mut HashMap<u32, u32>, n: &mut Vec<u32>, t: &mut u32| {
-                if pid == 0 || (c as usize) >= n.len() || q.contains_key(&pid) {
-                    return;
-                }
-                q.insert(pid, c);
-                n[c as usize] += 1;
-                *t += 1;
-            };
         match e.ev {
             Ev::Name { .. } | Ev::Exit { .. } => {}
             Ev::Switch {
@@ -224,15 +239,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     }
                 }
                 if prev_runnable {
-                    enqueue(
-                        prev,
-                        e.cpu,
-                        &mut queued_on,
-                        &mut nr_queued,
-                        &mut total_queued,
-                    );
+                    q.enqueue(prev, e.cpu);
                 }
-                dequeue(next, &mut queued_on, &mut nr_queued, &mut total_queued);
+                q.dequeue(next);
                 if workload.contains(&next) {
                     run_start.insert(next, ts);
                     ran_before.insert(next);
@@ -253,9 +262,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 }
             }
             Ev::Migrate { pid, orig, dest } => {
-                if queued_on.contains_key(&pid) {
-                    dequeue(pid, &mut queued_on, &mut nr_queued, &mut total_queued);
-                    enqueue(pid, dest, &mut queued_on, &mut nr_queued, &mut total_queued);
+                if q.on.contains_key(&pid) {
+                    q.dequeue(pid);
+                    q.enqueue(pid, dest);
                 }
                 if !workload.contains(&pid) {
                     continue;
@@ -279,22 +288,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
             }
             Ev::WakeupNew { pid, target } => {
                 forked.remove(&pid);
-                enqueue(
-                    pid,
-                    target,
-                    &mut queued_on,
-                    &mut nr_queued,
-                    &mut total_queued,
-                );
+                q.enqueue(pid, target);
             }
             Ev::Wakeup { pid, target } => {
-                enqueue(
-                    pid,
-                    target,
-                    &mut queued_on,
-                    &mut nr_queued,
-                    &mut total_queued,
-                );
+                q.enqueue(pid, target);
                 if !workload.contains(&pid) {
                     continue;
                 }
