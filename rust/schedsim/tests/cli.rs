@@ -221,6 +221,33 @@ fn replay_refuses_bad_input() {
             vec!["replay".into(), "/nonexistent.trace".into()],
             "/nonexistent.trace:".into(),
         ),
+        (
+            vec![
+                "replay".into(),
+                "--cost".into(),
+                "lb_base_ns".into(),
+                bad.display().to_string(),
+            ],
+            "bad --cost 'lb_base_ns': NAME=FACTOR".into(),
+        ),
+        (
+            vec![
+                "replay".into(),
+                "--cost".into(),
+                "warp_ns=2".into(),
+                bad.display().to_string(),
+            ],
+            "unknown cost constant 'warp_ns'".into(),
+        ),
+        (
+            vec![
+                "replay".into(),
+                "--wake-idle-us".into(),
+                "soon".into(),
+                bad.display().to_string(),
+            ],
+            "bad --wake-idle-us 'soon'".into(),
+        ),
     ] {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, _, err) = schedsim(&a);

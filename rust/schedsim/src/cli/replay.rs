@@ -1,28 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
-//! [--wake-idle-us N|guest] [--model-trace DIR]`: each guest trace (`make replay`) replayed into
+//! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--model-trace DIR]`: each guest trace (`make replay`) replayed into
 //! the model and measured both ways (`schedsim::replay`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
-//! of the same format.
+//! of the same format; `--cost` scales one constant of the cost model
+//! (`cost.rs`'s names), as the sensitivity runs do.
 
-use schedsim::replay::compare::WakeIdle;
+use schedsim::replay::compare::{Opts, WakeIdle};
 use schedsim::replay::{compare, report, trace};
 
 /// Parses the options and prints the report.
 pub fn main(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value};
     let mut files = Vec::new();
-    let mut seed = 1u64;
+    let mut opts = Opts::default();
     let mut json = false;
     let mut model_dir: Option<String> = None;
-    let mut wake_idle = WakeIdle::Off;
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
             Long("seed") => {
                 let v = super::value(&mut p, "--seed")?;
-                seed = v
+                opts.seed = v
                     .parse()
                     .map_err(|_| format!("bad --seed '{v}': not a number"))?;
             }
@@ -33,7 +33,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             },
             Long("wake-idle-us") => {
                 let v = super::value(&mut p, "--wake-idle-us")?;
-                wake_idle = match v.as_str() {
+                opts.wake_idle = match v.as_str() {
                     "guest" => WakeIdle::Guest,
                     n => WakeIdle::Ns(
                         n.parse::<u64>()
@@ -45,6 +45,16 @@ pub fn main(args: &[String]) -> Result<(), String> {
                             .saturating_mul(1000),
                     ),
                 };
+            }
+            Long("cost") => {
+                let v = super::value(&mut p, "--cost")?;
+                let (name, f) = v
+                    .split_once('=')
+                    .ok_or_else(|| format!("bad --cost '{v}': NAME=FACTOR"))?;
+                let f: f64 = f
+                    .parse()
+                    .map_err(|_| format!("bad --cost '{v}': '{f}' is not a number"))?;
+                opts.cost = opts.cost.scaled(Some(name), f)?;
             }
             Long("model-trace") => model_dir = Some(super::value(&mut p, "--model-trace")?),
             Long(a) => return Err(format!("unknown argument '--{a}'")),
@@ -59,7 +69,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     for f in &files {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
         let t = trace::parse(&text).map_err(|e| format!("{f}: {e}"))?;
-        let r = compare::replay(&t, seed, wake_idle).map_err(|e| format!("{f}: {e}"))?;
+        let r = compare::replay(&t, &opts).map_err(|e| format!("{f}: {e}"))?;
         if let Some(dir) = &model_dir {
             let path = format!("{dir}/{}.{}.model.trace", r.experiment, r.state);
             let mut text = format!(

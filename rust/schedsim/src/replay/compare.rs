@@ -16,6 +16,7 @@ use super::metrics::{measure, workload_pids, Metrics};
 use super::script::extract;
 use super::trace::Trace;
 use crate::calibrate::preset_of;
+use crate::cost::CostModel;
 use crate::flags::{Flags, Knobs};
 use crate::sim::{Config, Sim};
 use crate::topology::Topology;
@@ -107,7 +108,7 @@ fn run_model(
     knobs: Knobs,
     seed: u64,
     duration_ns: u64,
-    wake_idle_ns: u64,
+    cost: CostModel,
 ) -> (u64, Metrics, Vec<super::trace::Event>) {
     let workload = Workload {
         parts: vec![Part::Replay {
@@ -119,15 +120,38 @@ fn run_model(
     cfg.flags = flags;
     cfg.knobs = knobs;
     cfg.record_events = true;
-    cfg.cost.wake_idle_ns = wake_idle_ns;
+    cfg.cost = cost;
     let (result, events) = Sim::new(cfg).run_recorded();
     let all: HashSet<u32> = (1..=scripts.len() as u32).collect();
     let m = measure(&events, topo, &all);
     (result.trace_hash, m, events)
 }
 
+/// How to run a replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opts {
+    /// The model's seed.
+    pub seed: u64,
+    /// Its wakeup latency onto an idle CPU.
+    pub wake_idle: WakeIdle,
+    /// Its cost model (`schedsim replay --cost NAME=FACTOR` scales it).
+    pub cost: CostModel,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            wake_idle: WakeIdle::Off,
+            cost: CostModel::default(),
+        }
+    }
+}
+
 /// Replays `trace` into the model.
-pub fn replay(trace: &Trace, seed: u64, wake_idle: WakeIdle) -> Result<Replayed, String> {
+pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
+    let seed = opts.seed;
+    let wake_idle = opts.wake_idle;
     let h = &trace.header;
     let preset = preset_of(&h.topology)
         .ok_or_else(|| format!("topology '{}': no model preset for it", h.topology))?;
@@ -163,15 +187,12 @@ pub fn replay(trace: &Trace, seed: u64, wake_idle: WakeIdle) -> Result<Replayed,
         WakeIdle::Ns(ns) => ns,
         WakeIdle::Guest => guest.idle_wakeup_latency_ns,
     };
-    let (hash, model, model_events) = run_model(
-        &topo,
-        &scripts,
-        flags,
-        knobs,
-        seed,
-        duration_ns,
+    let cost = CostModel {
         wake_idle_ns,
-    );
+        ..opts.cost
+    };
+    let (hash, model, model_events) =
+        run_model(&topo, &scripts, flags, knobs, seed, duration_ns, cost);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
         None
@@ -185,15 +206,7 @@ pub fn replay(trace: &Trace, seed: u64, wake_idle: WakeIdle) -> Result<Replayed,
         if let Some(bf) = set_busy_factor(&h.flag, if h.state == "on" { "off" } else { "on" }) {
             fk.busy_factor = bf;
         }
-        let (h2, _, _) = run_model(
-            &topo,
-            &scripts,
-            flipped,
-            fk,
-            seed,
-            duration_ns,
-            wake_idle_ns,
-        );
+        let (h2, _, _) = run_model(&topo, &scripts, flipped, fk, seed, duration_ns, cost);
         Some(h2 != hash)
     };
     let guest_differs = rules.last().and_then(|r| {
@@ -296,7 +309,7 @@ mod tests {
     #[test]
     fn a_ping_pong_replays_its_wakeups_and_cpu_time() {
         let tr = parse(&pingpong_trace()).unwrap();
-        let r = replay(&tr, 1, WakeIdle::Off).unwrap();
+        let r = replay(&tr, &Opts::default()).unwrap();
         assert_eq!(r.tasks, 2);
         assert_eq!(r.guest.wakeups, 200);
         assert_eq!(r.guest_differs, Some(4));
@@ -336,15 +349,29 @@ mod tests {
     #[test]
     fn a_wakeup_onto_an_idle_cpu_waits_wake_idle_ns() {
         let tr = parse(&pingpong_trace()).unwrap();
-        let off = replay(&tr, 1, WakeIdle::Off).unwrap();
+        let off = replay(&tr, &Opts::default()).unwrap();
         assert!(off.model.idle_wakeups > 100);
         assert_eq!(off.model.idle_wakeup_latency_ns, 0);
-        let on = replay(&tr, 1, WakeIdle::Ns(30_000)).unwrap();
+        let on = replay(
+            &tr,
+            &Opts {
+                wake_idle: WakeIdle::Ns(30_000),
+                ..Opts::default()
+            },
+        )
+        .unwrap();
         assert_eq!(on.wake_idle_ns, 30_000);
         assert_eq!(on.model.idle_wakeup_latency_ns, 30_000);
         // The guest's own trace switches in 1 ns after each wakeup.
         assert_eq!(on.guest.idle_wakeup_latency_ns, 1);
-        let g = replay(&tr, 1, WakeIdle::Guest).unwrap();
+        let g = replay(
+            &tr,
+            &Opts {
+                wake_idle: WakeIdle::Guest,
+                ..Opts::default()
+            },
+        )
+        .unwrap();
         assert_eq!(g.wake_idle_ns, 1);
         // Waiting 30 us per message stretches 200 messages by about 6 ms.
         let more = on.model.span_ns.saturating_sub(off.model.span_ns);
