@@ -68,6 +68,11 @@ pub struct Replayed {
     pub cut: bool,
     /// The model's wakeup latency onto an idle CPU, ns.
     pub wake_idle_ns: u64,
+    /// STEAL's tries and steals, (tried, stolen): the guest's module
+    /// counters over the run, and the model's.
+    pub steal_guest: (u64, u64),
+    /// See `steal_guest`.
+    pub steal_model: (u64, u64),
     /// The model's run as events (`schedsim replay --model-trace`).
     #[serde(skip)]
     pub model_events: Vec<super::trace::Event>,
@@ -109,7 +114,7 @@ fn run_model(
     seed: u64,
     duration_ns: u64,
     cost: CostModel,
-) -> (u64, Metrics, Vec<super::trace::Event>) {
+) -> (u64, Metrics, Vec<super::trace::Event>, (u64, u64)) {
     let workload = Workload {
         parts: vec![Part::Replay {
             scripts: Rc::clone(scripts),
@@ -124,7 +129,13 @@ fn run_model(
     let (result, events) = Sim::new(cfg).run_recorded();
     let all: HashSet<u32> = (1..=scripts.len() as u32).collect();
     let m = measure(&events, topo, &all);
-    (result.trace_hash, m, events)
+    let st = &result.schedstat.module;
+    (
+        result.trace_hash,
+        m,
+        events,
+        (st.steal_tried, st.steal_stolen),
+    )
 }
 
 /// How to run a replay.
@@ -191,7 +202,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         ..opts.cost
     };
-    let (hash, model, model_events) =
+    let (hash, model, model_events, steal_model) =
         run_model(&topo, &scripts, flags, knobs, seed, duration_ns, cost);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
@@ -206,8 +217,14 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         if let Some(bf) = set_busy_factor(&h.flag, if h.state == "on" { "off" } else { "on" }) {
             fk.busy_factor = bf;
         }
-        let (h2, _, _) = run_model(&topo, &scripts, flipped, fk, seed, duration_ns, cost);
+        let (h2, _, _, _) = run_model(&topo, &scripts, flipped, fk, seed, duration_ns, cost);
         Some(h2 != hash)
+    };
+    let ctr = |name: &str| {
+        h.ctr
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, v)| u64::try_from(*v).unwrap_or(0))
     };
     let guest_differs = rules.last().and_then(|r| {
         h.ctr
@@ -229,6 +246,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         model_acted,
         cut: h.dropped > 0,
         wake_idle_ns,
+        steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
+        steal_model,
         model_events,
     })
 }

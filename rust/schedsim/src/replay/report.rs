@@ -94,6 +94,13 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
             m.idle_wakeup_latency_ns as f64 / 1e3,
         ));
     }
+    let (gt, gs) = r.steal_guest;
+    let (mt, ms) = r.steal_model;
+    if gt > 0 || mt > 0 {
+        let frac = |s: u64, t: u64| s as f64 / (t as f64).max(1.0);
+        out.push(row("STEAL success".into(), frac(gs, gt), frac(ms, mt)));
+        out.push(row("STEAL tries".into(), gt as f64, mt as f64));
+    }
     out.push(row("idle".into(), g.idle_frac(), m.idle_frac()));
     out.push(row("wakeups".into(), g.wakeups as f64, m.wakeups as f64));
     out.push(row(
