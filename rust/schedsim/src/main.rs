@@ -22,7 +22,7 @@ use std::time::Instant;
 const USAGE: &str = "usage:
   schedsim [run] --topology NAME --workload SPEC [--flags LIST] [--knobs LIST]
                  [--seed N] [--hz N] [--duration-ms N] [--format table|json]
-                 [--plot FILE.svg] [--no-progress]
+                 [--plot FILE.svg] [--no-progress] [--nohz]
   schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]
   schedsim calibrate --guest FILE.json [--topology T] [--experiment E]
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
@@ -40,7 +40,9 @@ const USAGE: &str = "usage:
   --flags     comma list of +FLAG / -FLAG / NO_FLAG (sched_feat names)
   --knobs     busy_factor=N, imbalance_pct=N (levels above the LLC),
               prefer_sibling=all|smt-only, active_balance=6.12|v5.9
-  --hz        CONFIG_HZ, 100..=1000 (default 250, the guest kernel's)";
+  --hz        CONFIG_HZ, 100..=1000 (default 250, the guest kernel's)
+  --nohz      CONFIG_NO_HZ_IDLE: idle CPUs stop their tick and a kicked one
+              balances for them (default: HZ_PERIODIC, the guest kernel's)";
 
 struct RunArgs {
     topology: Option<String>,
@@ -53,6 +55,7 @@ struct RunArgs {
     json: bool,
     plot: Option<String>,
     progress: bool,
+    nohz: bool,
 }
 
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
@@ -68,6 +71,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         json: false,
         plot: None,
         progress: true,
+        nohz: false,
     };
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
@@ -105,6 +109,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             }
             "--plot" => r.plot = Some(value(&mut p, &name)?),
             "--no-progress" => r.progress = false,
+            "--nohz" => r.nohz = true,
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
@@ -119,6 +124,7 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     cfg.flags = a.flags;
     cfg.knobs = a.knobs;
     cfg.hz = a.hz;
+    cfg.nohz = a.nohz;
     cfg.progress = a.progress && a.duration_ms >= 2_000;
     if a.plot.is_some() {
         // Fewer columns on big machines keep the SVG small.

@@ -63,6 +63,7 @@ use std::rc::Rc;
 
 mod balance;
 mod newidle;
+mod nohz;
 mod replay;
 mod runqueue;
 mod tasks;
@@ -138,6 +139,11 @@ pub struct Config {
     pub record_draws: bool,
     /// The cost model (`cost.rs`'s defaults but in the sensitivity runs).
     pub cost: CostModel,
+    /// `CONFIG_NO_HZ_IDLE` (`nohz.rs`): idle CPUs stop their tick, and a
+    /// busy CPU's tick kicks one of them to balance for all. Off by
+    /// default: the guest kernel is `CONFIG_HZ_PERIODIC`, where every
+    /// idle CPU balances at its own tick.
+    pub nohz: bool,
     /// Record the run as slb-trace events (`Sim::run_recorded()`), as the
     /// guest's trace records its runs: replay measures both alike.
     pub record_events: bool,
@@ -159,6 +165,7 @@ impl Config {
             progress: false,
             record_draws: false,
             cost: CostModel::default(),
+            nohz: false,
             record_events: false,
         }
     }
@@ -472,6 +479,8 @@ pub struct Sim {
     replay: replay::Replay,
     /// The run as slb-trace events, when `cfg.record_events`.
     recorder: replay::Recorder,
+    /// NOHZ idle balancing's state (`cfg.nohz`).
+    pub nohz: nohz::Nohz,
 }
 
 /// FNV-1a, 64 bit, over the words of each traced event.
@@ -603,6 +612,7 @@ impl Sim {
             syscall_cpu: None,
             replay: replay::Replay::default(),
             recorder: replay::Recorder::new(nr),
+            nohz: nohz::Nohz::default(),
             cfg,
         };
         sim.spawn_tasks();
@@ -781,6 +791,11 @@ impl Sim {
         let mut order = std::mem::take(&mut self.order);
         self.tick_rng.shuffle(&mut order);
         for &cpu in &order {
+            // NO_HZ_IDLE: an idle CPU's tick is stopped; the kicked idle
+            // load balancer balances for it (`nohz.rs`).
+            if self.cfg.nohz && self.rqs[cpu as usize].curr.is_none() && self.idle(cpu) {
+                continue;
+            }
             // entity_tick(): update_curr(), which renews the deadline of a
             // task that reached it and asks for the resched.
             self.update_curr(cpu);
@@ -789,6 +804,9 @@ impl Sim {
             }
             if self.jiffies() >= self.rqs[cpu as usize].next_balance {
                 self.rebalance_domains(cpu);
+            }
+            if self.cfg.nohz {
+                self.nohz_balancer_kick(cpu);
             }
         }
         self.order = order;
