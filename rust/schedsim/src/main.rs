@@ -28,7 +28,8 @@ const USAGE: &str = "usage:
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
                  [--max-ms N] [--hackbench SEND_US:RECV_US:QUEUE] [--flags LIST]
   schedsim replay TRACE... [--seed N] [--format table|json]
-                 [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--model-trace DIR]
+                 [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
+                 [--model-trace DIR]
   schedsim bench
   schedsim topology NAME
   schedsim list

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
-//! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--model-trace DIR]`: each guest trace (`make replay`) replayed into
+//! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
+//! [--model-trace DIR]`: each guest trace (`make replay`) replayed into
 //! the model and measured both ways (`schedsim::replay`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
@@ -46,6 +47,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     ),
                 };
             }
+            Long("kthreads") => opts.kthreads = true,
             Long("cost") => {
                 let v = super::value(&mut p, "--cost")?;
                 let (name, f) = v

@@ -13,7 +13,7 @@
 //! and whether any decision (the run's trace hash) came out different.
 
 use super::metrics::{measure, workload_pids, Metrics};
-use super::script::extract;
+use super::script::{extract, percpu_kthread_pids};
 use super::trace::Trace;
 use crate::calibrate::preset_of;
 use crate::cost::CostModel;
@@ -127,8 +127,14 @@ fn run_model(
     cfg.record_events = true;
     cfg.cost = cost;
     let (result, events) = Sim::new(cfg).run_recorded();
-    let all: HashSet<u32> = (1..=scripts.len() as u32).collect();
-    let m = measure(&events, topo, &all);
+    // The workload's scripts only: replayed kthreads are not measured.
+    let measured: HashSet<u32> = scripts
+        .iter()
+        .zip(1u32..)
+        .filter(|(s, _)| !s.kthread)
+        .map(|(_, pid)| pid)
+        .collect();
+    let m = measure(&events, topo, &measured);
     let st = &result.schedstat.module;
     (
         result.trace_hash,
@@ -147,6 +153,10 @@ pub struct Opts {
     pub wake_idle: WakeIdle,
     /// Its cost model (`schedsim replay --cost NAME=FACTOR` scales it).
     pub cost: CostModel,
+    /// Replay the guest's per-CPU kernel threads too, bound to their CPU
+    /// (`schedsim replay --kthreads`): what they take from the workload's
+    /// CPUs, and the queued tasks STEAL and the balancers may not move.
+    pub kthreads: bool,
 }
 
 impl Default for Opts {
@@ -155,6 +165,7 @@ impl Default for Opts {
             seed: 1,
             wake_idle: WakeIdle::Off,
             cost: CostModel::default(),
+            kthreads: false,
         }
     }
 }
@@ -191,7 +202,15 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let workload = workload_pids(&trace.events, &h.comm);
     let guest = measure(&trace.events, &topo, &workload);
-    let scripts = Rc::new(extract(&trace.events, &workload));
+    let mut scripted = workload.clone();
+    if opts.kthreads {
+        scripted.extend(percpu_kthread_pids(&trace.events));
+    }
+    let mut scripts = extract(&trace.events, &scripted);
+    for s in &mut scripts {
+        s.kthread = !workload.contains(&s.pid);
+    }
+    let scripts = Rc::new(scripts);
     let duration_ns = guest.span_ns.saturating_mul(4).max(50_000_000);
     let wake_idle_ns = match wake_idle {
         WakeIdle::Off => 0,

@@ -64,6 +64,12 @@ pub struct Script {
     pub comm: String,
     /// How it starts.
     pub start: Start,
+    /// The CPU a per-CPU kthread is bound to (`kworker/N:M`,
+    /// `ksoftirqd/N`), None for any.
+    pub pin: Option<u32>,
+    /// Not the workload's: a kernel thread replayed beside it, not
+    /// measured.
+    pub kthread: bool,
     /// What it does.
     pub ops: Vec<Op>,
 }
@@ -95,6 +101,8 @@ impl Builder {
                 }
             },
             ops: Vec::new(),
+            pin: None,
+            kthread: false,
         });
         self.st.push(Tracked::default());
         self.index.insert(p, self.scripts.len() - 1);
@@ -111,6 +119,32 @@ struct Tracked {
     blocked: Option<(usize, u64)>,
     exiting: bool,
     seen: bool,
+}
+
+/// The CPU a per-CPU kernel thread of this name is bound to: `kworker/N:M`
+/// (and `kworker/N:MH`), `ksoftirqd/N`; None for any other name (an
+/// unbound `kworker/uN:M` too).
+pub fn percpu_kthread_cpu(comm: &str) -> Option<u32> {
+    let cpu = if let Some(rest) = comm.strip_prefix("kworker/") {
+        rest.split_once(':')?.0
+    } else {
+        comm.strip_prefix("ksoftirqd/")?
+    };
+    if cpu.is_empty() || !cpu.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    cpu.parse().ok()
+}
+
+/// The pids of per-CPU kernel threads, by their names.
+pub fn percpu_kthread_pids(events: &[Event]) -> HashSet<u32> {
+    events
+        .iter()
+        .filter_map(|e| match &e.ev {
+            Ev::Name { pid, comm } if percpu_kthread_cpu(comm).is_some() => Some(*pid),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Extracts the scripts of the `workload` pids, in order of first sight.
@@ -264,6 +298,7 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
     for (i, s) in b.scripts.iter_mut().enumerate() {
         flush(s, &mut b.st[i], last_ts);
         s.comm = names.get(&s.pid).cloned().unwrap_or_default();
+        s.pin = percpu_kthread_cpu(&s.comm);
     }
     b.scripts
 }
@@ -312,6 +347,17 @@ mod tests {
             s[1].ops,
             vec![Op::Run(190), Op::Wake(0), Op::Run(30), Op::Block]
         );
+    }
+
+    #[test]
+    fn per_cpu_kthreads_by_name() {
+        assert_eq!(percpu_kthread_cpu("kworker/3:1"), Some(3));
+        assert_eq!(percpu_kthread_cpu("kworker/12:0H"), Some(12));
+        assert_eq!(percpu_kthread_cpu("ksoftirqd/7"), Some(7));
+        assert_eq!(percpu_kthread_cpu("kworker/u16:1"), None);
+        assert_eq!(percpu_kthread_cpu("kworker/"), None);
+        assert_eq!(percpu_kthread_cpu("hackbench"), None);
+        assert_eq!(percpu_kthread_cpu("ksoftirqd/x"), None);
     }
 
     #[test]

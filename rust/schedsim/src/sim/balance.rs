@@ -541,6 +541,11 @@ impl Sim {
     /// throttling or NUMA faults in the model is `task_hot()` and the
     /// failure count that overrides it.
     fn can_migrate_task(&self, t: usize, dst: u32, k: usize) -> bool {
+        // Affinity first, as in the kernel (without LBF_SOME_PINNED's
+        // retry on another destination).
+        if self.tasks[t].pinned.is_some_and(|p| p != dst) {
+            return false;
+        }
         let d = &self.cfg.topology.domains[dst as usize][k];
         !self.task_hot(t, dst, k)
             || self.rqs[dst as usize].dom[k].nr_balance_failed > d.cache_nice_tries
@@ -734,6 +739,7 @@ impl Sim {
         self.stats.active_balances += 1;
         self.put_prev(src);
         let mut cands = self.rqs[src as usize].queue.clone();
+        cands.retain(|&t| self.tasks[t].pinned.is_none_or(|p| p == dst));
         cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
         let Some(&t) = cands.first() else {
             self.ss_active(dst, src, false);

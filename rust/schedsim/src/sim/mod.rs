@@ -308,6 +308,9 @@ pub struct Task {
     pub waiting_on: Option<usize>,
     /// Senders waiting on this receiver.
     pub waiters: Vec<usize>,
+    /// The one CPU it may run on (a replayed per-CPU kthread), None for
+    /// any: `set_cpus_allowed_ptr()` to one CPU.
+    pub pinned: Option<u32>,
 }
 
 /// Per-CPU state of one domain (the kernel's per-CPU `struct sched_domain`).

@@ -178,10 +178,11 @@ impl Sim {
         }
         let mut cands: Vec<usize> = self.rqs[src as usize].queue.clone();
         cands.sort_by_key(|&t| (self.tasks[t].exec_start_ns, t));
+        // can_migrate_task_llc(): a task allowed only its CPU stays.
         cands
             .into_iter()
             .take(NR_MIGRATE)
-            .find(|&t| !self.tasks[t].delayed)
+            .find(|&t| !self.tasks[t].delayed && self.tasks[t].pinned.is_none())
     }
 
     /// Sistare's STEAL: before newidle balancing, take one queued task

@@ -179,8 +179,9 @@ impl Sim {
         let nr = self.cfg.topology.nr_cpus.max(1);
         for (id, s) in scripts.iter().enumerate() {
             let t = first + id;
+            self.tasks[t].pinned = s.pin.filter(|&p| p < nr);
             if let Start::At { ns, cpu } = s.start {
-                let cpu = cpu % nr;
+                let cpu = self.tasks[t].pinned.unwrap_or(cpu % nr);
                 self.tasks[t].cpu = cpu;
                 self.tasks[t].recent_used_cpu = cpu;
                 self.tasks[t].state = State::Sleeping;
@@ -278,7 +279,7 @@ impl Sim {
                     // wake_up_new_task() sets the CPU with __set_task_cpu(),
                     // which traces no sched_migrate_task: neither does this.
                     // Its sched_wakeup_new comes before the switch to it.
-                    let dest = self.fork_cpu();
+                    let dest = self.tasks[c].pinned.unwrap_or_else(|| self.fork_cpu());
                     self.rec(
                         dest,
                         TEv::WakeupNew {
@@ -297,5 +298,60 @@ impl Sim {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+
+    /// Two always-running tasks put on CPU 0 of qemu8, pinned there or
+    /// not, then 200 ticks of balancing.
+    fn two_on_cpu0(pinned: bool) -> Sim {
+        let topo = Topology::preset("qemu8").unwrap();
+        let cfg = Config::new(
+            topo,
+            Workload::parse("fairness:2").unwrap(),
+            1,
+            1_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        for t in 0..2 {
+            if pinned {
+                s.tasks[t].pinned = Some(0);
+            }
+            let c = s.tasks[t].cpu;
+            if c != 0 {
+                s.block_curr(c, State::Sleeping);
+                s.tasks[t].cpu = 0;
+                // A wake that wants CPU 0: pinned, it gets it; else
+                // placement may choose, so put it there by hand.
+                s.wake(t, None);
+                if s.tasks[t].cpu != 0 {
+                    let cur = s.tasks[t].cpu;
+                    if s.rqs[cur as usize].curr == Some(t) {
+                        s.block_curr(cur, State::Sleeping);
+                        s.tasks[t].cpu = 0;
+                        s.activate(t, 0);
+                    }
+                }
+            }
+        }
+        s.stats.migrations = 0;
+        for _ in 0..200 {
+            s.tick();
+            s.now_ns += s.tick_ns;
+        }
+        s
+    }
+
+    #[test]
+    fn a_pinned_task_stays_on_its_cpu() {
+        let free = two_on_cpu0(false);
+        assert!(free.stats.migrations > 0, "the balancer spreads two tasks");
+        let pinned = two_on_cpu0(true);
+        assert_eq!(pinned.stats.migrations, 0);
+        assert!(pinned.tasks.iter().all(|t| t.cpu == 0));
     }
 }

@@ -35,6 +35,7 @@ impl Sim {
             next_rx: 0,
             waiting_on: None,
             waiters: Vec::new(),
+            pinned: None,
         };
         let id = self.tasks.len();
         self.tasks.push(t);

@@ -32,9 +32,11 @@ impl Sim {
             return;
         }
         let prev = self.tasks[t].cpu;
-        let cpu = match waker {
-            Some((wcpu, wtask)) => self.select_task_rq(t, prev, wcpu, Some(wtask), true),
-            None => self.select_task_rq(t, prev, prev, None, false),
+        let cpu = match (self.tasks[t].pinned, waker) {
+            // select_task_rq() keeps a task allowed one CPU there.
+            (Some(p), _) => p,
+            (None, Some((wcpu, wtask))) => self.select_task_rq(t, prev, wcpu, Some(wtask), true),
+            (None, None) => self.select_task_rq(t, prev, prev, None, false),
         };
         if cpu != prev {
             self.rec_migrate(t, prev, cpu);
