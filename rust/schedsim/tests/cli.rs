@@ -181,6 +181,27 @@ fn replay_reports_guest_and_model() {
     assert_eq!(v[0]["replay"]["guest_differs"], 81);
 }
 
+/// A hackbench trace's first 3000 events (a cut the guest's buffer could
+/// have made): 81 tasks, each run's CPU time replayed.
+#[test]
+fn replay_a_hackbench_start() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/replay/hb_sis_prop.off.head.trace"
+    );
+    let (code, json, err) = schedsim(&["replay", "--format", "json", f]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let r = &v[0]["replay"];
+    assert_eq!(r["topology"], "smt2");
+    assert_eq!(r["tasks"], 81);
+    let g = r["guest"]["task_cpu_ns"].as_f64().unwrap();
+    let m = r["model"]["task_cpu_ns"].as_f64().unwrap();
+    assert!((m / g - 1.0).abs() < 0.1, "guest {g} model {m}");
+    // The guest's switch count is the trace's own.
+    assert_eq!(r["guest"]["switches"], 1076);
+}
+
 #[test]
 fn replay_refuses_bad_input() {
     let dir = std::env::temp_dir().join(format!("schedsim-replay-{}", std::process::id()));
