@@ -532,6 +532,15 @@ impl Topology {
         }
     }
 
+    /// The lowest of `cpu`'s domain levels whose span holds `other`
+    /// (0 for `cpu` itself; None if no level joins them).
+    pub fn lowest_level_spanning(&self, cpu: u32, other: u32) -> Option<usize> {
+        self.domains
+            .get(cpu as usize)?
+            .iter()
+            .position(|d| d.span.test(other))
+    }
+
     /// Whether two CPUs share an LLC (`cpus_share_cache()`).
     pub fn share_cache(&self, a: u32, b: u32) -> bool {
         self.llc_of[a as usize] == self.llc_of[b as usize]

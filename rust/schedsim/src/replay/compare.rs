@@ -50,7 +50,8 @@ pub struct Replayed {
     pub state: String,
     /// The experiment's flag or set.
     pub flag: String,
-    /// Scripts replayed (the workload's tasks).
+    /// Scripts replayed (the workload's tasks, and with `--kthreads` the
+    /// per-CPU kernel threads beside them).
     pub tasks: usize,
     /// The guest's measures.
     pub guest: Metrics,
@@ -106,7 +107,8 @@ fn set_busy_factor(flag: &str, state: &str) -> Option<u32> {
     })
 }
 
-fn run_model(
+/// The model's configuration for a replay of `scripts`.
+fn model_config(
     topo: &Topology,
     scripts: &Rc<Vec<super::script::Script>>,
     flags: Flags,
@@ -114,7 +116,7 @@ fn run_model(
     seed: u64,
     duration_ns: u64,
     cost: CostModel,
-) -> (u64, Metrics, Vec<super::trace::Event>, (u64, u64)) {
+) -> Config {
     let workload = Workload {
         parts: vec![Part::Replay {
             scripts: Rc::clone(scripts),
@@ -124,8 +126,18 @@ fn run_model(
     let mut cfg = Config::new(topo.clone(), workload, seed, duration_ns);
     cfg.flags = flags;
     cfg.knobs = knobs;
-    cfg.record_events = true;
     cfg.cost = cost;
+    cfg
+}
+
+/// The replay, recorded and measured: its trace hash, measures, events
+/// and STEAL's (tried, stolen).
+fn run_model(
+    mut cfg: Config,
+    topo: &Topology,
+    scripts: &[super::script::Script],
+) -> (u64, Metrics, Vec<super::trace::Event>, (u64, u64)) {
+    cfg.record_events = true;
     let (result, events) = Sim::new(cfg).run_recorded();
     // The workload's scripts only: replayed kthreads are not measured.
     let measured: HashSet<u32> = scripts
@@ -172,8 +184,6 @@ impl Default for Opts {
 
 /// Replays `trace` into the model.
 pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
-    let seed = opts.seed;
-    let wake_idle = opts.wake_idle;
     let h = &trace.header;
     let preset = preset_of(&h.topology)
         .ok_or_else(|| format!("topology '{}': no model preset for it", h.topology))?;
@@ -212,7 +222,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let scripts = Rc::new(scripts);
     let duration_ns = guest.span_ns.saturating_mul(4).max(50_000_000);
-    let wake_idle_ns = match wake_idle {
+    let wake_idle_ns = match opts.wake_idle {
         WakeIdle::Off => 0,
         WakeIdle::Ns(ns) => ns,
         WakeIdle::Guest => guest.idle_wakeup_latency_ns,
@@ -221,8 +231,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         ..opts.cost
     };
-    let (hash, model, model_events, steal_model) =
-        run_model(&topo, &scripts, flags, knobs, seed, duration_ns, cost);
+    let cfg = model_config(&topo, &scripts, flags, knobs, opts.seed, duration_ns, cost);
+    let (hash, model, model_events, steal_model) = run_model(cfg, &topo, &scripts);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
         None
@@ -236,21 +246,12 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         if let Some(bf) = set_busy_factor(&h.flag, if h.state == "on" { "off" } else { "on" }) {
             fk.busy_factor = bf;
         }
-        let (h2, _, _, _) = run_model(&topo, &scripts, flipped, fk, seed, duration_ns, cost);
-        Some(h2 != hash)
+        // Only its decisions are compared: no record, no measures.
+        let cfg = model_config(&topo, &scripts, flipped, fk, opts.seed, duration_ns, cost);
+        Some(Sim::new(cfg).run().trace_hash != hash)
     };
-    let ctr = |name: &str| {
-        h.ctr
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(0, |(_, v)| u64::try_from(*v).unwrap_or(0))
-    };
-    let guest_differs = rules.last().and_then(|r| {
-        h.ctr
-            .iter()
-            .find(|(n, _)| *n == format!("differs_{r}"))
-            .map(|(_, v)| *v)
-    });
+    let ctr = |name: &str| h.ctr(name).map_or(0, |v| u64::try_from(v).unwrap_or(0));
+    let guest_differs = rules.last().and_then(|r| h.ctr(&format!("differs_{r}")));
     Ok(Replayed {
         topology: h.topology.clone(),
         preset: preset.to_string(),

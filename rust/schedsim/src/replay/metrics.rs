@@ -20,7 +20,7 @@
 //!   Cores" measures; and plain idle time;
 //! - wakeups, context switches and the workload's CPU time.
 
-use super::trace::{Ctx, Ev, Event};
+use super::trace::{preempted, Ctx, Ev, Event};
 use crate::topology::Topology;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -137,16 +137,23 @@ impl Queued {
     }
 }
 
-/// The lowest level of `cpu_a`'s domains whose span holds `cpu_b`
-/// (None for the same CPU, or CPUs no domain joins).
+/// The workload task a `sched_waking` on a CPU running `running` came
+/// from, if one did: a task context, or a softirq on a task's way out of
+/// its syscall (loopback networking), with a workload task other than
+/// the wakee running there. A hard interrupt has no waker task. The
+/// replay's scripts and the measures take a waker the same way.
+pub fn task_waker(ctx: Ctx, running: u32, wakee: u32, workload: &HashSet<u32>) -> Option<u32> {
+    (ctx != Ctx::Hardirq && running != 0 && running != wakee && workload.contains(&running))
+        .then_some(running)
+}
+
+/// The lowest level whose span holds both CPUs (None for the same CPU,
+/// which no migration has).
 pub fn level_of(topo: &Topology, cpu_a: u32, cpu_b: u32) -> Option<usize> {
     if cpu_a == cpu_b {
         return None;
     }
-    topo.domains
-        .get(cpu_a as usize)?
-        .iter()
-        .position(|d| d.span.test(cpu_b))
+    topo.lowest_level_spanning(cpu_a, cpu_b)
 }
 
 /// Measures a run's events on `topo`; `workload` says which pids count.
@@ -170,19 +177,15 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // What each CPU runs: before its first switch, that switch's prev; a
     // CPU that never switched ran nothing the record knows of (the model's
     // CPUs that nothing was placed on), so idle.
-    let mut cur: Vec<Option<u32>> = vec![None; ncpu];
+    let mut first_prev: Vec<Option<u32>> = vec![None; ncpu];
     for e in events {
         if let Ev::Switch { prev, .. } = e.ev {
-            if let Some(c) = cur.get_mut(e.cpu as usize) {
-                if c.is_none() {
-                    *c = Some(prev);
-                }
+            if let Some(c) = first_prev.get_mut(e.cpu as usize) {
+                c.get_or_insert(prev);
             }
         }
     }
-    for c in cur.iter_mut() {
-        c.get_or_insert(0);
-    }
+    let mut cur: Vec<u32> = first_prev.into_iter().map(|c| c.unwrap_or(0)).collect();
     let mut q = Queued {
         on: HashMap::new(),
         nr: vec![0; ncpu],
@@ -205,8 +208,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         let ts = e.ts_ns.max(now);
         let dt = ts - now;
         if dt > 0 {
-            for (running, &queued_here) in cur.iter().zip(&q.nr) {
-                if *running == Some(0) {
+            for (&running, &queued_here) in cur.iter().zip(&q.nr) {
+                if running == 0 {
                     m.idle_ns += dt;
                     if q.total > queued_here {
                         m.idle_while_waiting_ns += dt;
@@ -223,9 +226,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
             Ev::Name { .. } | Ev::Exit { .. } => {}
             Ev::Switch {
                 prev,
-                prev_runnable,
+                prev_state,
                 next,
-                ..
             } => {
                 m.switches += 1;
                 if workload.contains(&prev) {
@@ -238,7 +240,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                         m.task_cpu_ns += ts.saturating_sub(first);
                     }
                 }
-                if prev_runnable {
+                if preempted(prev_state) {
                     q.enqueue(prev, e.cpu);
                 }
                 q.dequeue(next);
@@ -251,13 +253,11 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                         }
                     }
                 }
-                cur[cpu] = Some(next);
+                cur[cpu] = next;
             }
             Ev::Waking { pid, ctx, .. } => {
                 if workload.contains(&pid) {
-                    let running = cur[cpu];
-                    let by_task = ctx != Ctx::Hardirq
-                        && running.is_some_and(|r| r != 0 && r != pid && workload.contains(&r));
+                    let by_task = task_waker(ctx, cur[cpu], pid, workload).is_some();
                     waking.insert(pid, (e.cpu, by_task, None));
                 }
             }
@@ -296,7 +296,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     continue;
                 }
                 m.wakeups += 1;
-                if cur.get(target as usize) == Some(&Some(0)) {
+                if cur.get(target as usize) == Some(&0) {
                     woke_idle.insert(pid, (target, ts));
                 }
                 if let Some((wcpu, by_task, moved_from)) = waking.remove(&pid) {

@@ -21,7 +21,8 @@
 //! either order across CPUs (a `W` recorded before the `S` that blocks),
 //! so a script must not deadlock on their order.
 
-use super::trace::{Ctx, Ev, Event};
+use super::metrics::task_waker;
+use super::trace::{preempted, Ev, Event};
 use std::collections::{HashMap, HashSet};
 
 /// One action.
@@ -162,16 +163,27 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
     // Wakes seen before the block they may have ended: (script, op).
     let mut tentative: HashSet<(usize, usize)> = HashSet::new();
     let mut cand: HashMap<usize, (usize, usize)> = HashMap::new();
-    // Flushes a running task's CPU time up to ts into a Run op.
-    fn flush(s: &mut Script, t: &mut Tracked, ts: u64) {
+    // Adds a running task's CPU time up to ts to its pending time.
+    fn flush_time(t: &mut Tracked, ts: u64) {
         if let Some(since) = t.running_since {
             t.pending_ns = t.pending_ns.saturating_add(ts.saturating_sub(since));
             t.running_since = Some(ts);
         }
+    }
+    // Flushes a task's CPU time up to ts into a Run op.
+    fn flush(s: &mut Script, t: &mut Tracked, ts: u64) {
+        flush_time(t, ts);
         if t.pending_ns > 0 {
             s.ops.push(Op::Run(t.pending_ns));
             t.pending_ns = 0;
         }
+    }
+    // The waker's Wake of script i at ts, after its CPU time so far;
+    // returns the op's index.
+    fn wake_op(b: &mut Builder, wi: usize, i: usize, ts: u64) -> usize {
+        flush(&mut b.scripts[wi], &mut b.st[wi], ts);
+        b.scripts[wi].ops.push(Op::Wake(i));
+        b.scripts[wi].ops.len() - 1
     }
     for e in events {
         let ts = e.ts_ns;
@@ -194,26 +206,22 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
             }
             Ev::Switch {
                 prev,
-                prev_runnable,
+                prev_state,
                 next,
-                ..
             } => {
                 if workload.contains(&prev) {
                     let i = b.slot(prev, ts, e.cpu);
-                    let t = &mut b.st[i];
+                    let (s, t) = (&mut b.scripts[i], &mut b.st[i]);
                     // Running since before the trace: since its start.
-                    let since =
-                        t.running_since
-                            .take()
-                            .unwrap_or(if t.seen { ts } else { first_ts });
+                    if !t.seen {
+                        t.running_since.get_or_insert(first_ts);
+                    }
                     t.seen = true;
-                    t.pending_ns = t.pending_ns.saturating_add(ts.saturating_sub(since));
-                    if !prev_runnable {
-                        let s = &mut b.scripts[i];
-                        if t.pending_ns > 0 {
-                            s.ops.push(Op::Run(t.pending_ns));
-                            t.pending_ns = 0;
-                        }
+                    // Its CPU time so far; a preemption only adds to it.
+                    flush_time(t, ts);
+                    t.running_since = None;
+                    if !preempted(prev_state) {
+                        flush(s, t, ts);
                         if t.exiting {
                             s.ops.push(Op::Exit);
                         } else {
@@ -234,10 +242,9 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
                 let Some(&i) = b.index.get(&pid) else {
                     continue;
                 };
-                let waker = cur.get(&e.cpu).copied().filter(|&w| {
-                    ctx != Ctx::Hardirq && w != 0 && w != pid && workload.contains(&w)
-                });
-                let wi = waker.and_then(|w| b.index.get(&w).copied());
+                let running = cur.get(&e.cpu).copied().unwrap_or(0);
+                let wi =
+                    task_waker(ctx, running, pid, workload).and_then(|w| b.index.get(&w).copied());
                 let Some((at, since)) = b.st[i].blocked else {
                     // Not blocked as the trace has it so far. The CPUs'
                     // records interleave to the microsecond, so this may
@@ -245,9 +252,7 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
                     // kept tentatively, made good by a wakeup (U) that
                     // follows that block, dropped otherwise.
                     if let Some(wi) = wi {
-                        flush(&mut b.scripts[wi], &mut b.st[wi], ts);
-                        b.scripts[wi].ops.push(Op::Wake(i));
-                        let op = b.scripts[wi].ops.len() - 1;
+                        let op = wake_op(&mut b, wi, i, ts);
                         tentative.insert((wi, op));
                         cand.insert(i, (wi, op));
                     }
@@ -257,8 +262,7 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
                 cand.remove(&i);
                 match wi {
                     Some(wi) => {
-                        flush(&mut b.scripts[wi], &mut b.st[wi], ts);
-                        b.scripts[wi].ops.push(Op::Wake(i));
+                        wake_op(&mut b, wi, i, ts);
                     }
                     None => b.scripts[i].ops[at] = Op::Sleep(ts.saturating_sub(since).max(1)),
                 }

@@ -89,8 +89,6 @@ pub enum Ev {
     Switch {
         /// The pid switched out (0: idle).
         prev: u32,
-        /// The kernel's `R`: preempted, still runnable.
-        prev_runnable: bool,
         /// The state letter as traced.
         prev_state: char,
         /// The pid switched in (0: idle).
@@ -117,6 +115,12 @@ pub enum Ev {
         /// The pid.
         pid: u32,
     },
+}
+
+/// Whether a `sched_switch`'s `prev_state` is the kernel's `R`: the task
+/// was preempted and is still runnable (any other state: it blocked).
+pub fn preempted(prev_state: char) -> bool {
+    prev_state == 'R'
 }
 
 /// An event at a time on a CPU.
@@ -157,6 +161,13 @@ pub struct Header {
     pub dropped: u64,
     /// The span the events cover, ns.
     pub duration_ns: u64,
+}
+
+impl Header {
+    /// The module counter `name` over the run (`# ctr`), if the header has it.
+    pub fn ctr(&self, name: &str) -> Option<i64> {
+        self.ctr.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
 }
 
 /// A parsed trace.
@@ -289,7 +300,6 @@ pub fn parse(text: &str) -> Result<Trace, String> {
                 let next = num(f.next(), "next_pid", line)?;
                 Ev::Switch {
                     prev,
-                    prev_runnable: st == 'R',
                     prev_state: st,
                     next,
                 }
@@ -385,7 +395,6 @@ mod tests {
             t.events[4].ev,
             Ev::Switch {
                 prev: 6,
-                prev_runnable: false,
                 prev_state: 'D',
                 next: 0
             }

@@ -763,12 +763,7 @@ impl Sim {
     /// `for_each_domain(dst, sd) if (cpumask_test_cpu(src, span)) break;`:
     /// the smallest domain of `dst` that holds `src`.
     pub(crate) fn lowest_level_spanning(&self, dst: u32, src: u32) -> Option<usize> {
-        self.cfg
-            .topology
-            .domains
-            .get(dst as usize)?
-            .iter()
-            .position(|d| d.span.test(src))
+        self.cfg.topology.lowest_level_spanning(dst, src)
     }
 }
 

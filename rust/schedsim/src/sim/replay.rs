@@ -95,7 +95,6 @@ impl Sim {
             cpu,
             TEv::Switch {
                 prev,
-                prev_runnable: st == 'R',
                 prev_state: st,
                 next,
             },
@@ -239,13 +238,11 @@ impl Sim {
                         continue;
                     }
                     self.replay.waiting[id] = true;
-                    self.rec_leaves(cpu, 'S');
                     self.block_curr(cpu, State::Blocked);
                     return;
                 }
                 Op::Sleep(ns) => {
                     self.push(self.now_ns.saturating_add(ns), Ev::TimerWake { task: t });
-                    self.rec_leaves(cpu, 'S');
                     self.block_curr(cpu, State::Sleeping);
                     return;
                 }
