@@ -117,7 +117,7 @@ bench_trace_begin() {
 }
 # bench_trace_end ID STATE REP CMD
 bench_trace_end() {
-	local e w d lost
+	local e w lost
 	echo 0 > $tracefs/tracing_on
 	for e in $trace_events; do echo 0 > $tracefs/events/sched/$e/enable; done
 	lost=$(awk '/^overrun:/ { n += $2 } END { print n + 0 }' $tracefs/per_cpu/cpu*/stats)
@@ -129,10 +129,13 @@ bench_trace_end() {
 	echo "SLB-TRACE-META features $(cat $feat)"
 	echo "SLB-TRACE-META lost $lost"
 	[ "$lost" = 0 ] || fail "replay: $lost events of $1 $2 overwritten in the trace buffer"
-	for d in $tracefs/per_cpu/cpu*; do
-		awk -v cpu="${d##*cpu}" '/^dropped events:/ && $3 > 0 {
-			print "SLB-TRACE-META dropped " cpu " " $3 }' $d/stats
-	done
+	# One pass over every CPU's stats: FILENAME says which CPU.
+	awk '/^dropped events:/ && $3 > 0 {
+		cpu = FILENAME
+		sub(/\/stats$/, "", cpu)
+		sub(/.*cpu/, "", cpu)
+		print "SLB-TRACE-META dropped " cpu " " $3
+	}' $tracefs/per_cpu/cpu*/stats
 	awk -f "$trace_awk" $tracefs/trace | gzip -c | base64 | sed 's/^/SLB-TRACE-GZ /'
 	echo "SLB-TRACE-END $1 $2 $3"
 	echo > $tracefs/trace

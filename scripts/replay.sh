@@ -28,9 +28,11 @@
 # extended regex on the experiment ids; default every experiment of
 # make bench), QUICK=1 (make bench's quick plan and lengths),
 # SLB_REPLAY_TRACE_KB (buffer per CPU, 1024; a run that fills it is
-# replayed over its start, up to where the first CPU's buffer filled), SLB_REPLAY_OUT (.cache/replay). A full
-# run (no topology or experiment chosen, not quick) also writes
-# Documentation/schedsim/replay.txt.
+# replayed over its start, up to where the first CPU's buffer filled),
+# SLB_REPLAY_OUT (.cache/replay), SLB_REPLAY_REUSE=1 (no guest: the model
+# again on the traces a run left in SLB_REPLAY_OUT). A full run (no
+# topology or experiment chosen, not quick) also writes
+# Documentation/schedsim/replay.txt and replay-wake-idle.txt.
 set -euo pipefail
 export SLB_FLAVOR=${SLB_FLAVOR:-plain}
 . "$(dirname "$0")/lib.sh"
@@ -42,9 +44,7 @@ for t in $topologies; do
 done
 quick=${QUICK:-0}
 trace_kb=${SLB_REPLAY_TRACE_KB:-1024}
-for v in trace_kb; do
-	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "replay: $v=${!v}: need a whole number above 0"
-done
+[[ "$trace_kb" =~ ^[1-9][0-9]*$ ]] || die "replay: trace_kb=$trace_kb: need a whole number above 0"
 reuse=${SLB_REPLAY_REUSE:-0}
 need_tool python3
 need_tool cargo
@@ -74,7 +74,8 @@ for t in $topologies; do
 	[ "$reuse" = 1 ] && break
 	dir="$out/guest-$t"
 	cp -r "$out/guest" "$dir"
-	experiments_of "$t" "$(smp_of "$t" | cut -d, -f1)" |
+	ncpu=$(smp_of "$t" | cut -d, -f1)
+	experiments_of "$t" "$ncpu" |
 		awk -v re="${SLB_REPLAY_EXPERIMENTS:-.}" '$1 ~ re' > "$dir/conf"
 	if [ ! -s "$dir/conf" ]; then
 		log "replay: no experiment of $t matches '${SLB_REPLAY_EXPERIMENTS:-}'"
@@ -91,7 +92,7 @@ for t in $topologies; do
 	cp "$SLB_LOGS/replay-$t.console.log" "$out/$t.console.log"
 	stage "replay: $t traces"
 	python3 "$SLB_ROOT/scripts/replay_extract.py" "$out/$t.console.log" "$dir/conf" "$t" \
-		"$(smp_of "$t" | cut -d, -f1)" "$out/$t"
+		"$ncpu" "$out/$t"
 	stage_end
 done
 
