@@ -328,6 +328,18 @@ mod tests {
     use super::*;
     use crate::replay::trace::parse;
 
+    #[test]
+    fn who_woke_a_task() {
+        let w = HashSet::from([5, 6]);
+        assert_eq!(task_waker(Ctx::Task, 5, 6, &w), Some(5));
+        assert_eq!(task_waker(Ctx::Softirq, 5, 6, &w), Some(5));
+        // A hard interrupt has no waker, whatever runs there.
+        assert_eq!(task_waker(Ctx::Hardirq, 5, 6, &w), None);
+        assert_eq!(task_waker(Ctx::Task, 0, 6, &w), None, "idle");
+        assert_eq!(task_waker(Ctx::Task, 6, 6, &w), None, "itself");
+        assert_eq!(task_waker(Ctx::Task, 7, 6, &w), None, "not the workload's");
+    }
+
     /// Guittot's 2x4: MC spans 0-3 and 4-7, PKG all eight.
     fn two_llcs() -> Topology {
         Topology::preset("2x4").unwrap()

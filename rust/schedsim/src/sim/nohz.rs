@@ -139,6 +139,28 @@ mod tests {
         assert!(s.nohz.kicks > 0 && s.nohz.balances > 0);
     }
 
+    /// One task on eight CPUs: nothing to spread, so no kick; with their
+    /// ticks stopped, the seven idle CPUs balance not at all, where the
+    /// periodic kernel's balance at every idle interval.
+    #[test]
+    fn an_idle_cpu_with_its_tick_stopped_does_not_balance() {
+        let run = |nohz: bool| {
+            let topo = Topology::preset("qemu8").unwrap();
+            let mut cfg = Config::new(topo, Workload::parse("fairness:1").unwrap(), 1, 100_000_000);
+            cfg.nohz = nohz;
+            let mut s = Sim::new(cfg);
+            for _ in 0..50 {
+                s.tick();
+                s.now_ns += s.tick_ns;
+            }
+            s
+        };
+        assert!(run(false).stats.lb_idle > 0);
+        let s = run(true);
+        assert_eq!(s.nohz.kicks, 0);
+        assert_eq!(s.stats.lb_idle, 0);
+    }
+
     #[test]
     fn no_kick_without_idle_cpus_or_work_to_spread() {
         let topo = Topology::preset("qemu8").unwrap();
