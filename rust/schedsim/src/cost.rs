@@ -14,8 +14,13 @@ use crate::topology::Topology;
 /// The model's costs, ns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CostModel {
-    /// Switching between two different tasks.
+    /// Switching between two different tasks (`__schedule()`'s
+    /// `context_switch()`), charged to the switching CPU.
     pub ctx_switch_ns: u64,
+    /// One `try_to_wake_up()`: the task's state and lock, placement and
+    /// the enqueue, charged to the waker's CPU (a timer's wakeup to the
+    /// CPU it fires on).
+    pub wakeup_ns: u64,
     /// Entering a `select_idle_cpu()` scan.
     pub sis_base_ns: u64,
     /// Reading one CPU's idle state in a scan (a remote runqueue line).
@@ -59,6 +64,7 @@ impl Default for CostModel {
     fn default() -> Self {
         Self {
             ctx_switch_ns: 1_500,
+            wakeup_ns: 1_000,
             sis_base_ns: 100,
             sis_per_cpu_ns: 40,
             lb_base_ns: 1_000,
@@ -79,11 +85,61 @@ impl Default for CostModel {
     }
 }
 
+/// The guest's `try_to_wake_up()`, in ns of the host thread that runs
+/// it (see [`TcgCost`]): fitted (`schedsim calibrate`, "The hackbench
+/// model, fitted" in `Documentation/schedsim.rst`) to the schedstat
+/// `sched_count` and task time (`rq_cpu_time`) of `make bench`'s hackbench
+/// runs of 2026-12-04 at 1, 2 and 4 groups on llc16 and 2 groups on the
+/// 8-vCPU guests.
+pub const TCG_WAKEUP_HOST_NS: u64 = 20_000;
+/// The guest's context switch, in ns of the host thread (as
+/// [`TCG_WAKEUP_HOST_NS`]).
+pub const TCG_CTX_SWITCH_HOST_NS: u64 = 10_000;
+
+/// What a wakeup and a context switch cost in the guest `make bench`
+/// boots: QEMU's TCG with one host thread for every vCPU
+/// (`Documentation/results.rst`, "Machine"), so that kernel work of one
+/// host ns takes as many guest ns as there are busy vCPUs sharing the
+/// thread. Counted in host ns; [`CostModel::tcg_guest`] turns them into
+/// a guest's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcgCost {
+    /// `try_to_wake_up()`, host ns.
+    pub wakeup_host_ns: u64,
+    /// A context switch, host ns.
+    pub ctx_switch_host_ns: u64,
+}
+
+impl Default for TcgCost {
+    /// The fit ([`TCG_WAKEUP_HOST_NS`], [`TCG_CTX_SWITCH_HOST_NS`]).
+    fn default() -> Self {
+        Self {
+            wakeup_host_ns: TCG_WAKEUP_HOST_NS,
+            ctx_switch_host_ns: TCG_CTX_SWITCH_HOST_NS,
+        }
+    }
+}
+
+impl CostModel {
+    /// This model with the wakeup and context switch of a TCG guest whose
+    /// one host thread runs `busy_vcpus` busy vCPUs: each takes `busy_vcpus`
+    /// guest ns a host ns.
+    pub fn tcg_guest(&self, tcg: TcgCost, busy_vcpus: u32) -> Self {
+        let n = u64::from(busy_vcpus.max(1));
+        Self {
+            wakeup_ns: tcg.wakeup_host_ns.saturating_mul(n),
+            ctx_switch_ns: tcg.ctx_switch_host_ns.saturating_mul(n),
+            ..*self
+        }
+    }
+}
+
 /// Every constant of [`CostModel`] but `wake_idle_ns` (0 unless a replay
 /// sets it), by field name, in its order: what `schedsim experiment
 /// sensitivity` scales one at a time.
 pub const COST_FIELDS: &[&str] = &[
     "ctx_switch_ns",
+    "wakeup_ns",
     "sis_base_ns",
     "sis_per_cpu_ns",
     "lb_base_ns",
@@ -106,6 +162,7 @@ impl CostModel {
     fn field_mut(&mut self, name: &str) -> Option<&mut u64> {
         Some(match name {
             "ctx_switch_ns" => &mut self.ctx_switch_ns,
+            "wakeup_ns" => &mut self.wakeup_ns,
             "sis_base_ns" => &mut self.sis_base_ns,
             "sis_per_cpu_ns" => &mut self.sis_per_cpu_ns,
             "lb_base_ns" => &mut self.lb_base_ns,
@@ -148,6 +205,28 @@ impl CostModel {
             // Rounded, not truncated, and never below 0; a cost the
             // model reads as 0 stays 0.
             *v = (*v as f64 * factor).round() as u64;
+        }
+        Ok(m)
+    }
+
+    /// This model with the constants of `list` (`name=ns,...`, names of
+    /// [`COST_FIELDS`]) set.
+    pub fn with(&self, list: &str) -> Result<Self, String> {
+        let mut m = *self;
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let bad = || format!("bad cost '{item}': expected NAME=NS, NS in 0..=100000000");
+            let (name, v) = item.split_once('=').ok_or_else(bad)?;
+            let ns = v
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n <= 100_000_000)
+                .ok_or_else(bad)?;
+            *m.field_mut(name).ok_or_else(|| {
+                format!(
+                    "unknown cost constant '{name}'; known: {}",
+                    COST_FIELDS.join(", ")
+                )
+            })? = ns;
         }
         Ok(m)
     }

@@ -115,6 +115,9 @@ pub struct DomainStat {
 /// One CPU's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CpuStat {
+    /// Calls of `__schedule()` (`rq->sched_count`): every pick, whether
+    /// it switches or keeps `curr`, and the idle task's own.
+    pub sched_count: u64,
     /// Switches to the idle task.
     pub sched_goidle: u64,
     /// Wakeups this CPU did.
@@ -222,6 +225,7 @@ impl SchedStat {
             *e = e.saturating_add(v);
         };
         for c in &self.cpus {
+            add("sched_count", c.sched_count);
             add("sched_goidle", c.sched_goidle);
             add("ttwu_count", c.ttwu_count);
             add("ttwu_local", c.ttwu_local);
@@ -268,8 +272,8 @@ impl SchedStat {
         for (cpu, c) in self.cpus.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "cpu{cpu} 0 0 0 {} {} {} 0 0 0",
-                c.sched_goidle, c.ttwu_count, c.ttwu_local
+                "cpu{cpu} 0 0 {} {} {} {} 0 0 0",
+                c.sched_count, c.sched_goidle, c.ttwu_count, c.ttwu_local
             );
             for (k, d) in c.domains.iter().enumerate() {
                 let span = topo
@@ -350,6 +354,14 @@ impl Sim {
         }
     }
 
+    /// `__schedule()`'s `schedstat_inc(rq->sched_count)`: one call on
+    /// `cpu`.
+    pub(crate) fn ss_schedule(&mut self, cpu: u32) {
+        if let Some(c) = self.schedstat.cpu_mut(cpu) {
+            c.sched_count = c.sched_count.saturating_add(1);
+        }
+    }
+
     /// `set_next_task_idle()`: `cpu` switches to the idle task, if it is
     /// idle now.
     pub(crate) fn ss_goidle(&mut self, cpu: u32) {
@@ -426,6 +438,8 @@ mod tests {
         );
         assert!(t["lb_balanced"] + t["lb_failed"] <= t["lb_count"]);
         assert!(t["sched_goidle"] > 0);
+        // Every switch and every idle entry is a __schedule() call.
+        assert!(t["sched_count"] >= r.stats.context_switches + t["sched_goidle"]);
         assert_eq!(t["lb_count_busy"] + t["lb_count_idle"], r.stats.lb_periodic);
     }
 }

@@ -36,6 +36,7 @@ use schedsim::calibrate::{
     calibrate, parse_guest, sim_spec, Arms, Calibration, GuestExperiment, HackbenchModel, Opts,
     Row, METRICS,
 };
+use schedsim::cost::TcgCost;
 
 fn guest_json() -> String {
     let p = concat!(
@@ -473,39 +474,92 @@ fn row<'a>(cal: &'a Calibration, state: &str, metric: &str) -> &'a Row {
         .unwrap_or_else(|| panic!("no row {state} {metric}"))
 }
 
-#[test]
-fn hackbench_on_llc16_agrees_within_the_stated_tolerance() {
-    let guest = parse_guest(&guest_json()).unwrap();
-    let cal = calibrate(&guest, &opts()).unwrap();
-    for state in ["off", "on"] {
-        let t = row(&cal, state, "time_s");
-        assert!(
-            t.agrees,
-            "{state} time_s: {} outside {:?}",
-            t.sim,
-            t.guest.interval()
-        );
-        let q = t.ratio().unwrap();
-        assert!(
-            (0.85..=1.15).contains(&q),
-            "{state} time_s: sim/guest {q:.3}"
-        );
-        let b = row(&cal, state, "lb_count_busy_per_s");
-        let q = b.ratio().unwrap();
-        assert!(
-            (0.75..=1.25).contains(&q),
-            "{state} lb_count_busy_per_s: sim/guest {q:.3}"
-        );
-        // The time is the fit's doing: marked, not scored.
-        assert!(t.fitted.is_some());
+/// Every hackbench experiment of the test data (llc16 at 1, 2 and 4
+/// groups, numa2 and smt2 at 2), one seed, both states.
+fn hackbench_opts(hackbench: HackbenchModel, tcg: TcgCost) -> Opts {
+    Opts {
+        seeds: 1,
+        max_ms: 6_000,
+        hackbench,
+        tcg,
+        ..Opts::default()
     }
-    let (_, n) = cal.level_summary();
-    assert_eq!(n, cal.levels.iter().filter(|r| r.fitted.is_none()).count());
-    // On effects: the fitted time is out of the headline; the module's
-    // steal counters start with the flag in the guest and in the model,
-    // which is no ratio to compare; the guest's differs_STEAL says STEAL
-    // acted there.
-    let e = &cal.experiments[0];
+}
+
+/// The fit's criterion: the log-RMS of the model's time over the guest's
+/// median, plus half that of `sched_count` a second, over every hackbench
+/// state of the test data.
+fn hackbench_misfit(cal: &Calibration) -> (f64, f64) {
+    let rms = |metric: &str| {
+        let v: Vec<f64> = cal
+            .levels
+            .iter()
+            .filter(|r| r.metric == metric && r.experiment.starts_with("hb"))
+            .chain(
+                cal.levels
+                    .iter()
+                    .filter(|r| r.metric == metric && r.experiment == "aa_hb"),
+            )
+            .filter_map(|r| r.ratio())
+            .map(|q| q.ln().powi(2))
+            .collect();
+        assert_eq!(v.len(), 10, "{metric}: 5 experiments x 2 states");
+        (v.iter().sum::<f64>() / v.len() as f64).sqrt()
+    };
+    (rms("time_s"), rms("sched_count_per_s"))
+}
+
+#[test]
+fn hackbench_follows_the_guest_across_groups_and_guests() {
+    let guest = parse_guest(&guest_json()).unwrap();
+    let cal = calibrate(
+        &guest,
+        &hackbench_opts(HackbenchModel::default(), TcgCost::default()),
+    )
+    .unwrap();
+    let time = |exp: &str, state: &str| {
+        cal.levels
+            .iter()
+            .find(|r| r.experiment == exp && r.state == state && r.metric == "time_s")
+            .unwrap_or_else(|| panic!("no {exp} {state} time_s"))
+    };
+    for exp in [
+        "hb1_steal_llc16",
+        "hb2_steal_llc16",
+        "hb4_steal_llc16",
+        "hb_steal",
+        "aa_hb",
+    ] {
+        for state in ["off", "on"] {
+            let t = time(exp, state);
+            // Within 1.75 times of the guest either way (the fixed cost a
+            // message had the 8-vCPU guests at 4.4 to 5 times, llc16's 4
+            // groups at 2).
+            let q = t.ratio().unwrap();
+            assert!(
+                (0.57..=1.75).contains(&q),
+                "{exp} {state}: sim/guest {q:.3}"
+            );
+        }
+    }
+    // The guest's time grows far less than its messages: 4 groups take
+    // 2.1 times 1 group's; so, less than 4 times, must the model's.
+    let growth = time("hb4_steal_llc16", "off").sim / time("hb1_steal_llc16", "off").sim;
+    assert!(growth < 3.6, "4 groups over 1: {growth:.2}");
+    let (t, sc) = hackbench_misfit(&cal);
+    assert!(
+        t < 0.45 && sc < 0.3,
+        "log-RMS time {t:.3}, sched_count {sc:.3}"
+    );
+    // On effects: the fitted time (llc16's 1 group) is out of the
+    // headline; the module's steal counters start with the flag in the
+    // guest and in the model, which is no ratio to compare; the guest's
+    // differs_STEAL says STEAL acted there.
+    let e = cal
+        .experiments
+        .iter()
+        .find(|e| e.id == "hb1_steal_llc16")
+        .unwrap();
     assert!(matches!(effect(e, "time_s").apart, Some(Apart::Fitted(_))));
     let steal = effect(e, "steal_calls_per_s");
     assert!(
@@ -517,75 +571,58 @@ fn hackbench_on_llc16_agrees_within_the_stated_tolerance() {
         "{:?}",
         e.guest_acted
     );
-    // The only experiment's main metric is fitted: nothing to count.
-    assert_eq!(cal.headline(), Default::default());
+    for state in ["off", "on"] {
+        assert!(time("hb1_steal_llc16", state).fitted.is_some());
+        assert!(time("hb2_steal_llc16", state).fitted.is_none());
+    }
 }
 
-/// The fit is a point of its grid (send, receive, queue) with the most
-/// state values inside the guest's intervals; on this one experiment each
-/// constant halved or doubled, the others kept, agrees in fewer (the fit
-/// 8 of 27 at 2 s and seed 1, its six neighbours 0 to 3). This is what
-/// pins the split and the queue, which the time alone does not: the
-/// model's `-g 1` time is the same 1.33 s from a queue of 8 to 64.
+/// The fit is a point of a grid (host us a message sent and received, the
+/// receiver's queue, host ns a wakeup and a context switch; 1 seed, every
+/// hackbench experiment of the guest run, then of the test data) with the
+/// least misfit ([`hackbench_misfit`]); each of its five constants halved
+/// or doubled, the others kept, fits worse (the fit 0.40 + 0.17/2 at
+/// seed 1, its ten neighbours 0.51 to 0.74). Without the wakeup and
+/// switch costs (the per-message model's shape) it is 1.06.
 #[test]
 fn the_hackbench_fit_beats_each_constant_halved_or_doubled() {
     let guest = parse_guest(&guest_json()).unwrap();
-    let agree = |m: HackbenchModel| {
-        let o = Opts {
-            hackbench: m,
-            ..opts()
-        };
-        calibrate(&guest, &o).unwrap().level_summary().0
+    let misfit = |m: HackbenchModel, c: TcgCost| {
+        let (t, sc) = hackbench_misfit(&calibrate(&guest, &hackbench_opts(m, c)).unwrap());
+        t + sc / 2.0
     };
-    let fit = HackbenchModel::default();
-    let best = agree(fit);
-    for (name, m) in [
-        (
-            "send x2",
-            HackbenchModel {
-                send_us: fit.send_us * 2,
-                ..fit
-            },
-        ),
-        (
-            "send /2",
-            HackbenchModel {
-                send_us: fit.send_us / 2,
-                ..fit
-            },
-        ),
-        (
-            "recv x2",
-            HackbenchModel {
-                recv_us: fit.recv_us * 2,
-                ..fit
-            },
-        ),
-        (
-            "recv /2",
-            HackbenchModel {
-                recv_us: fit.recv_us / 2,
-                ..fit
-            },
-        ),
-        (
-            "queue x2",
-            HackbenchModel {
-                queue: fit.queue * 2,
-                ..fit
-            },
-        ),
-        (
-            "queue /2",
-            HackbenchModel {
-                queue: fit.queue / 2,
-                ..fit
-            },
-        ),
+    let (fit, tcg) = (HackbenchModel::default(), TcgCost::default());
+    let best = misfit(fit, tcg);
+    let hb = |f: fn(&mut HackbenchModel)| {
+        let mut m = fit;
+        f(&mut m);
+        (m, tcg)
+    };
+    let tc = |f: fn(&mut TcgCost)| {
+        let mut c = tcg;
+        f(&mut c);
+        (fit, c)
+    };
+    for (name, (m, c)) in [
+        ("send x2", hb(|m| m.send_us *= 2)),
+        ("send /2", hb(|m| m.send_us /= 2)),
+        ("recv x2", hb(|m| m.recv_us *= 2)),
+        ("recv /2", hb(|m| m.recv_us /= 2)),
+        ("queue x2", hb(|m| m.queue *= 2)),
+        ("queue /2", hb(|m| m.queue /= 2)),
+        ("wakeup x2", tc(|c| c.wakeup_host_ns *= 2)),
+        ("wakeup /2", tc(|c| c.wakeup_host_ns /= 2)),
+        ("switch x2", tc(|c| c.ctx_switch_host_ns *= 2)),
+        ("switch /2", tc(|c| c.ctx_switch_host_ns /= 2)),
     ] {
-        let n = agree(m);
-        assert!(n < best, "{name} ({m:?}): {n} agree, the fit {best}");
+        let n = misfit(m, c);
+        assert!(n > best, "{name} ({m:?}, {c:?}): {n:.3}, the fit {best:.3}");
     }
+    let none = TcgCost {
+        wakeup_host_ns: 0,
+        ctx_switch_host_ns: 0,
+    };
+    assert!(misfit(fit, none) > best * 1.5);
 }
 
 #[test]

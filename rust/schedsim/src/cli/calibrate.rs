@@ -5,6 +5,7 @@
 
 use schedsim::calibrate::tables::plot_points;
 use schedsim::calibrate::{calibrate, parse_guest, summary_lines, table, HackbenchModel, Opts};
+use schedsim::cost::TcgCost;
 use schedsim::flags::Flags;
 use schedsim::{report, svg};
 
@@ -28,7 +29,8 @@ fn parse_hackbench(v: &str) -> Result<HackbenchModel, String> {
 
 /// `schedsim calibrate --guest FILE [--topology T] [--experiment E]
 /// [--table rst|md] [--svg DIR] [--out FILE] [--seeds N] [--max-ms N]
-/// [--hackbench S:R:Q] [--flags LIST]`.
+/// [--hackbench S:R:Q] [--flags LIST] [--knobs LIST] [--cost NAME=NS,...]
+/// [--tcg-cost WAKEUP_NS:SWITCH_NS]`.
 pub fn main(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value as Positional};
     let mut opts = Opts::default();
@@ -77,6 +79,22 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 opts.extra_flags = v;
             }
             Long("knobs") => opts.knobs.apply(&val(&mut p, "knobs")?)?,
+            Long("tcg-cost") => {
+                let v = val(&mut p, "tcg-cost")?;
+                let f: Vec<u64> = v
+                    .split(':')
+                    .map(|x| x.parse::<u64>().ok().filter(|&n| n <= 100_000_000))
+                    .collect::<Option<Vec<_>>>()
+                    .filter(|f| f.len() == 2)
+                    .ok_or_else(|| {
+                        format!("bad --tcg-cost '{v}': expected WAKEUP_NS:SWITCH_NS (host ns)")
+                    })?;
+                opts.tcg = TcgCost {
+                    wakeup_host_ns: f[0],
+                    ctx_switch_host_ns: f[1],
+                };
+            }
+            Long("cost") => opts.cost = opts.cost.with(&val(&mut p, "cost")?)?,
             Long(a) => return Err(format!("unknown argument '--{a}'")),
             Short(c) => return Err(format!("unknown argument '-{c}'")),
             Positional(v) => return Err(format!("unknown argument '{}'", v.to_string_lossy())),

@@ -484,6 +484,10 @@ pub struct Sim {
     recorder: replay::Recorder,
     /// NOHZ idle balancing's state (`cfg.nohz`).
     pub nohz: nohz::Nohz,
+    /// The CPU in `go_idle()`, whose pick after a STEAL or newidle pull
+    /// is still the `__schedule()` that found its queue empty (one
+    /// `sched_count`, as `pick_next_task_fair()`'s retry in the kernel).
+    going_idle: Option<u32>,
 }
 
 /// FNV-1a, 64 bit, over the words of each traced event.
@@ -616,6 +620,7 @@ impl Sim {
             replay: replay::Replay::default(),
             recorder: replay::Recorder::new(nr),
             nohz: nohz::Nohz::default(),
+            going_idle: None,
             cfg,
         };
         sim.spawn_tasks();

@@ -194,6 +194,9 @@ impl Sim {
     /// `curr` picked again keeps its protection state. False if nothing is
     /// left to run.
     pub(super) fn schedule(&mut self, cpu: u32) -> bool {
+        if self.going_idle != Some(cpu) {
+            self.ss_schedule(cpu);
+        }
         self.update_curr(cpu);
         self.rqs[cpu as usize].need_resched = false;
         loop {
@@ -416,20 +419,28 @@ impl Sim {
         let now = self.now_ns;
         self.rqs[cpu as usize].idle_stamp_ns = now.max(1);
         self.update_idle_core(cpu);
-        for _ in 0..GO_IDLE_RETRIES {
-            if self.try_steal(cpu) && !self.idle(cpu) {
-                return;
-            }
-            if !self.newidle_balance(cpu) || !self.idle(cpu) {
-                break;
-            }
-        }
+        let outer = self.going_idle.replace(cpu);
+        self.go_idle_pull(cpu);
+        self.going_idle = outer;
         // sched_goidle counts only a CPU that ends up running its idle task.
         // Runs nothing, even if delayed tasks still count in nr_running.
         if self.rqs[cpu as usize].curr.is_none() {
             self.rec_switch(cpu, None);
         }
         self.ss_goidle(cpu);
+    }
+
+    /// `go_idle()`'s pulls: STEAL, then newidle balance, retried while a
+    /// pull brought only a delayed task.
+    fn go_idle_pull(&mut self, cpu: u32) {
+        for _ in 0..GO_IDLE_RETRIES {
+            if self.try_steal(cpu) && !self.idle(cpu) {
+                return;
+            }
+            if !self.newidle_balance(cpu) || !self.idle(cpu) {
+                return;
+            }
+        }
     }
 
     /// `__update_idle_core()`: a CPU going idle with all its SMT siblings

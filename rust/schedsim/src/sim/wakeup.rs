@@ -18,10 +18,13 @@ impl Sim {
     /// on the task's previous CPU). A delayed task is still queued and
     /// wakes where it is.
     pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
+        // The wakeup's own work (its locks, placement, the enqueue) runs on
+        // the waking CPU, whatever it decides.
+        let here = waker.map_or(self.tasks[t].cpu, |w| w.0);
         if self.cfg.record_events {
-            let at = waker.map_or(self.tasks[t].cpu, |w| w.0);
-            self.rec_waking(t, at, waker.is_some());
+            self.rec_waking(t, here, waker.is_some());
         }
+        self.charge(here, self.cost.wakeup_ns);
         if self.tasks[t].delayed {
             // ttwu_runnable() succeeds and ttwu_stat() counts it, at the
             // CPU where the task still is.
