@@ -66,6 +66,11 @@ pub struct Stats {
     pub steal_attempts: u64,
     /// STEAL successes.
     pub steals: u64,
+    /// STEAL attempts whose victim had no task to give when its lock was
+    /// taken (picked meanwhile, or only delayed ones left).
+    pub steal_lost: u64,
+    /// STEAL attempts ended because work came to the stealer meanwhile.
+    pub steal_aborted: u64,
     /// Modelled STEAL time, ns.
     pub steal_cost_ns: u64,
     /// Modelled periodic balancing time, ns.
@@ -108,6 +113,8 @@ impl Stats {
             ("newidle_cost_ns", self.newidle_cost_ns),
             ("steal_attempts", self.steal_attempts),
             ("steals", self.steals),
+            ("steal_lost", self.steal_lost),
+            ("steal_aborted", self.steal_aborted),
             ("steal_cost_ns", self.steal_cost_ns),
             ("lb_cost_ns", self.lb_cost_ns),
             ("overhead_ns", self.overhead_ns),

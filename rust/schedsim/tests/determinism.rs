@@ -126,7 +126,7 @@ fn golden_trace_hashes() {
             "hackbench:1:4+buddy:1",
             200,
             "+SIS_PROP,+SIS_AGE,+SIS_ONCE,+SIS_FOLD,+STEAL",
-            0x2bf7_ef30_2c40_12ba_u64,
+            0xe3fb_6f77_33f2_6773_u64,
         ),
         ("2x4", "fairness:9", 1000, "", 0x7e3f_a14e_5826_7999),
         (
@@ -143,7 +143,7 @@ fn golden_trace_hashes() {
             "hackbench:2+periodic:40:100:400",
             100,
             "+STEAL,+NEWIDLE_BACKOFF",
-            0xa415_1cbb_7064_7352,
+            0xe937_bdd0_dfc8_1775,
         ),
     ];
     for (topo, wl, ms, flags, want) in cases {

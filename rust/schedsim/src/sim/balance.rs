@@ -963,6 +963,63 @@ mod tests {
         assert_eq!(s.steal_victim_task(5), None);
     }
 
+    /// A STEAL attempt takes its time (the mask read, the victim's lock):
+    /// the task moves only when it lands, and meanwhile the stealer is no
+    /// wakeup's idle CPU (its `__schedule()` still has the task that
+    /// blocked).
+    #[test]
+    fn a_steal_lands_after_its_cost() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        assert!(s.start_steal(0));
+        let p = s.rqs[0].steal.unwrap();
+        assert_eq!(p.victim, 5);
+        // Entry, 9 lines (x86 numbering), one victim.
+        assert_eq!(p.cost_ns, 200 + 9 * 50 + 100);
+        assert_eq!((s.nr_running(0), s.nr_running(5)), (0, 2));
+        assert!(s.idle(0) && !s.available_idle(0));
+        let m = s.schedstat.module;
+        assert_eq!((m.steal_tried, m.steal_attempts, m.steal_stolen), (1, 1, 0));
+        assert!(!s.start_steal(0), "one attempt at a time");
+        s.steal_land(0);
+        assert_eq!((s.nr_running(0), s.nr_running(5)), (1, 1));
+        assert_eq!(s.schedstat.module.steal_stolen, 1);
+        assert!(s.rqs[0].steal.is_none());
+    }
+
+    /// The victim ran its queued task before the lock was taken: nothing
+    /// to steal, the attempt failed (tried, not stolen).
+    #[test]
+    fn a_steal_fails_when_the_victim_ran_its_task_meanwhile() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        assert!(s.start_steal(0));
+        s.block_curr(5, crate::sim::State::Blocked);
+        assert_eq!(s.nr_runnable(5), 1);
+        s.steal_land(0);
+        assert_eq!((s.nr_running(0), s.stats.steal_lost), (0, 1));
+        let m = s.schedstat.module;
+        assert_eq!((m.steal_tried, m.steal_stolen), (1, 0));
+        // The CPU went on to newidle balancing and then idled.
+        assert_eq!(s.schedstat.totals()["sched_goidle"], 1);
+    }
+
+    /// Work came to the stealer while its lock was dropped: it stops, and
+    /// the victim keeps its tasks.
+    #[test]
+    fn a_steal_stops_when_work_comes_to_the_stealer() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        move_curr(&mut s, 1, 5);
+        assert!(s.start_steal(0));
+        let t = s.rqs[5].queue[0];
+        s.migrate(t, 5, 0);
+        s.steal_land(0);
+        assert_eq!((s.nr_running(0), s.nr_running(5)), (1, 2));
+        assert_eq!(s.stats.steal_aborted, 1);
+        assert_eq!(s.schedstat.module.steal_stolen, 0);
+    }
+
     /// `task_hot()` returns 0 in an SMT domain: an idle SMT sibling takes a
     /// task that ran an instant ago, which the MC level would leave.
     #[test]

@@ -335,6 +335,16 @@ pub struct DomState {
     pub newidle_ratio: u32,
 }
 
+/// A STEAL attempt between reading the overloaded mask and taking its
+/// victim's runqueue lock (`sched_lb_steal_from()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StealPending {
+    /// The CPU whose bit was set and which had 2 runnable at the read.
+    pub victim: u32,
+    /// What the attempt has cost so far (mask lines, victims), ns.
+    pub cost_ns: u64,
+}
+
 /// A runqueue.
 #[derive(Clone, Debug)]
 pub struct Rq {
@@ -383,6 +393,8 @@ pub struct Rq {
     pub newidle_streak: Streak,
     /// STEAL: average cost of a steal attempt, ns.
     pub avg_steal_cost_ns: u64,
+    /// STEAL: an attempt under way, its victim's lock not yet taken.
+    pub steal: Option<StealPending>,
     /// `cfs_rq->avg.load_avg` input: runnable weight.
     pub load: Pelt,
     /// `cfs_rq->avg.util_avg` input: 1024 while running.
@@ -421,6 +433,9 @@ enum Ev {
     BurstEnd {
         cpu: u32,
         gen: u64,
+    },
+    StealLand {
+        cpu: u32,
     },
     TimerWake {
         task: usize,
@@ -559,6 +574,7 @@ impl Sim {
                     stamp_jiffies: 0,
                 },
                 avg_steal_cost_ns: 0,
+                steal: None,
                 load: Pelt::new(0, 0),
                 util: Pelt::new(0, 0),
                 last_task: None,
@@ -670,6 +686,13 @@ impl Sim {
     /// `idle_cpu()`.
     pub fn idle(&self, cpu: u32) -> bool {
         self.nr_running(cpu) == 0
+    }
+
+    /// `available_idle_cpu()` as a wakeup sees it: idle, and not in the
+    /// middle of a STEAL attempt, whose `__schedule()` still has the task
+    /// that blocked as `rq->curr`.
+    pub fn available_idle(&self, cpu: u32) -> bool {
+        self.idle(cpu) && self.rqs[cpu as usize].steal.is_none()
     }
 
     /// `max_load_balance_interval`.
@@ -848,6 +871,7 @@ impl Sim {
                         self.burst_end(cpu);
                     }
                 }
+                Ev::StealLand { cpu } => self.steal_land(cpu),
                 Ev::TimerWake { task } => {
                     if self.tasks[task].state == State::Sleeping {
                         self.wake(task, None);

@@ -185,18 +185,36 @@ impl Sim {
             .find(|&t| !self.tasks[t].delayed && self.tasks[t].pinned.is_none())
     }
 
-    /// Sistare's STEAL: before newidle balancing, take one queued task
-    /// from an overloaded CPU of this LLC. True if a task was stolen.
+    /// Sistare's STEAL, whole: starts an attempt and lands it at once,
+    /// with no time for the victim or the stealer to change between the
+    /// mask read and the lock (the unit tests' view of the victim order).
+    /// True if a task was stolen.
+    #[cfg(test)]
     pub(crate) fn try_steal(&mut self, cpu: u32) -> bool {
-        if !self.cfg.flags.steal {
+        if !self.start_steal(cpu) {
+            return false;
+        }
+        let stolen = self.schedstat.module.steal_stolen;
+        self.finish_steal(cpu);
+        self.schedstat.module.steal_stolen > stolen
+    }
+
+    /// Sistare's STEAL, before newidle balancing: reads this LLC's
+    /// overloaded mask and picks the victim the policy's chain tries
+    /// first, skipping stale bits (fewer than 2 runnable: "a stale bit
+    /// costs a read, not a lock"). The move waits for the mask read and
+    /// the victim's lock: [`Sim::steal_land`] after their cost. True if an
+    /// attempt is under way (the CPU stays in the kernel until it lands).
+    pub(crate) fn start_steal(&mut self, cpu: u32) -> bool {
+        if !self.cfg.flags.steal || self.rqs[cpu as usize].steal.is_some() {
             return false;
         }
         self.schedstat.module.steal_calls += 1;
         let topo = &self.cfg.topology;
         let l = topo.llc_of[cpu as usize] as usize;
-        // The walk below holds these while the steal mutates `self`: the
-        // mask by sharing its cells (the steal writes them, as in the
-        // kernel), the topology masks, which never change, by copy.
+        // The walk below holds these while the closure reads `self`: the
+        // mask by sharing its cells, the topology masks, which never
+        // change, by copy.
         let words = Rc::clone(&self.llc[l].overloaded);
         let base = self.llc[l].overloaded_base;
         let llc_span = topo.llc_span[l].clone();
@@ -220,31 +238,74 @@ impl Sim {
         // The walk reads this LLC's own lines, each once.
         let lines = words.len() as u64 / u64::from(sparsemask::WORDS_PER_LINE);
         let mut cost = self.cost.steal_base_ns + lines * self.cost.steal_per_line_ns;
+        let mut victim = None;
         // The policy crate's chain, the one the kernel's `steal` hook runs;
-        // the closure is the simulator's `steal_from()`.
+        // the closure is `sched_lb_steal_from()` up to its lock: the first
+        // victim with 2 runnable ends the walk (the guest's victims per
+        // attempt are 1.01-1.06, `make bench` of 2026-12-04).
         let res = steal_chain::steal(&args, &words[..], llc_span.words(), siblings.words(), |v| {
             cost += self.cost.steal_per_victim_ns;
-            if self.nr_running(cpu) > 0 {
-                return StealOutcome::Stop;
+            if self.nr_runnable(v) < 2 {
+                return StealOutcome::NotStolen;
             }
-            match self.steal_victim_task(v) {
-                Some(t) => {
-                    self.migrate(t, v, cpu);
-                    cost += self.cost.migrate_task_ns;
-                    StealOutcome::Stolen
-                }
-                None => StealOutcome::NotStolen,
-            }
+            victim = Some(v);
+            StealOutcome::Stolen
         });
         let m = &mut self.schedstat.module;
         m.steal_tried += u64::from(res.tried);
         m.steal_attempts += u64::from(res.attempts);
-        m.steal_stolen += u64::from(res.from.is_some());
         if !res.tried {
             return false;
         }
         self.stats.steal_attempts += 1;
-        let stolen = res.from.is_some();
+        // The stealer spends the read and the lock in the kernel: an idle
+        // CPU's time, or a delay to the work that comes meanwhile.
+        self.charge(cpu, cost);
+        self.rqs[cpu as usize].steal = Some(StealPending {
+            victim: victim.unwrap_or(cpu),
+            cost_ns: cost,
+        });
+        if victim.is_none() {
+            // Every bit was stale: nothing to lock, done now.
+            self.finish_steal(cpu);
+            return false;
+        }
+        self.push(self.now_ns.saturating_add(cost), Ev::StealLand { cpu });
+        true
+    }
+
+    /// The victim's lock is taken (`sched_lb_steal_from()` after
+    /// `rq_lock_irqsave()`): the steal succeeds or fails on what is there
+    /// now. True if a task was stolen.
+    fn finish_steal(&mut self, cpu: u32) -> bool {
+        let Some(p) = self.rqs[cpu as usize].steal.take() else {
+            return false;
+        };
+        let mut cost = p.cost_ns;
+        let stolen = if p.victim == cpu {
+            false
+        } else if self.nr_running(cpu) > 0 {
+            // The stealer's lock was dropped for the victim's, and work
+            // came: "stop stealing then".
+            self.stats.steal_aborted += 1;
+            false
+        } else {
+            // `sched_lb_steal_detach()`: the queued task may have run or
+            // been taken meanwhile, or only delayed ones remain.
+            match self.steal_victim_task(p.victim) {
+                Some(t) => {
+                    self.migrate(t, p.victim, cpu);
+                    self.charge(cpu, self.cost.migrate_task_ns);
+                    cost += self.cost.migrate_task_ns;
+                    true
+                }
+                None => {
+                    self.stats.steal_lost += 1;
+                    false
+                }
+            }
+        };
+        self.schedstat.module.steal_stolen += u64::from(stolen);
         if stolen {
             self.stats.steals += 1;
             self.newidle_account(cpu, true);
@@ -253,7 +314,22 @@ impl Sim {
         let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
         rq.avg_steal_cost_ns = (rq.avg_steal_cost_ns as i128 + diff / 8).max(0) as u64;
         self.stats.steal_cost_ns += cost;
-        self.charge(cpu, cost);
         stolen
+    }
+
+    /// A STEAL attempt's victim lock is taken: finish it, and if the CPU
+    /// is still idle, go on as `go_idle()` would have (newidle balance,
+    /// then the idle task), all one `__schedule()`.
+    pub(super) fn steal_land(&mut self, cpu: u32) {
+        if self.rqs[cpu as usize].steal.is_none() {
+            return;
+        }
+        let outer = self.going_idle.replace(cpu);
+        self.finish_steal(cpu);
+        if self.idle(cpu) {
+            self.go_idle_pull(cpu);
+        }
+        self.going_idle = outer;
+        self.enter_idle(cpu);
     }
 }

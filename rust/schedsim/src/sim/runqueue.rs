@@ -414,29 +414,40 @@ impl Sim {
 
     /// The CPU has nothing to run: STEAL, then newidle balance. A pull
     /// that brought only a delayed task leaves the CPU idle once the pick
-    /// dequeues it, and `pick_next_task_fair()` balances again.
+    /// dequeues it, and `pick_next_task_fair()` balances again (newidle;
+    /// STEAL tries once a `__schedule()`).
     pub(super) fn go_idle(&mut self, cpu: u32) {
         let now = self.now_ns;
         self.rqs[cpu as usize].idle_stamp_ns = now.max(1);
         self.update_idle_core(cpu);
         let outer = self.going_idle.replace(cpu);
-        self.go_idle_pull(cpu);
+        // A STEAL attempt under way goes on when its victim's lock is
+        // taken (`steal_land()`), newidle balancing after it.
+        let stealing = self.start_steal(cpu);
+        if !stealing {
+            self.go_idle_pull(cpu);
+        }
         self.going_idle = outer;
-        // sched_goidle counts only a CPU that ends up running its idle task.
-        // Runs nothing, even if delayed tasks still count in nr_running.
+        if !stealing {
+            self.enter_idle(cpu);
+        }
+    }
+
+    /// The end of `go_idle()`'s `__schedule()`: the idle task runs, if
+    /// nothing was pulled. sched_goidle counts only a CPU that ends up
+    /// running it, and the recorded trace switches to it only then
+    /// (delayed tasks may still count in nr_running).
+    pub(super) fn enter_idle(&mut self, cpu: u32) {
         if self.rqs[cpu as usize].curr.is_none() {
             self.rec_switch(cpu, None);
         }
         self.ss_goidle(cpu);
     }
 
-    /// `go_idle()`'s pulls: STEAL, then newidle balance, retried while a
-    /// pull brought only a delayed task.
-    fn go_idle_pull(&mut self, cpu: u32) {
+    /// `go_idle()`'s newidle balance, retried while a pull brought only a
+    /// delayed task.
+    pub(super) fn go_idle_pull(&mut self, cpu: u32) {
         for _ in 0..GO_IDLE_RETRIES {
-            if self.try_steal(cpu) && !self.idle(cpu) {
-                return;
-            }
             if !self.newidle_balance(cpu) || !self.idle(cpu) {
                 return;
             }

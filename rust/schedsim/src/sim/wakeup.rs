@@ -109,7 +109,7 @@ impl Sim {
             }
         }
         let target = self.select_idle_sibling(t, prev, new_cpu, this_cpu);
-        if self.idle(target) {
+        if self.available_idle(target) {
             self.stats.sis_placed_idle += 1;
         }
         self.tasks[t].recent_used_cpu = prev;
@@ -128,14 +128,18 @@ impl Sim {
     ) -> u32 {
         // wake_affine_idle()
         let topo = &self.cfg.topology;
-        if self.idle(this_cpu) && topo.share_cache(this_cpu, prev) {
-            return if self.idle(prev) { prev } else { this_cpu };
+        if self.available_idle(this_cpu) && topo.share_cache(this_cpu, prev) {
+            return if self.available_idle(prev) {
+                prev
+            } else {
+                this_cpu
+            };
         }
         // 6.12.117: `rq->nr_running - cfs_h_nr_delayed(rq) == 1`.
         if sync && self.nr_runnable(this_cpu) == 1 {
             return this_cpu;
         }
-        if self.idle(prev) {
+        if self.available_idle(prev) {
             return prev;
         }
         // wake_affine_weight()
@@ -175,12 +179,12 @@ impl Sim {
         this_cpu: u32,
     ) -> u32 {
         self.stats.sis_calls += 1;
-        if self.idle(target) {
+        if self.available_idle(target) {
             self.stats.sis_target_idle += 1;
             return target;
         }
         let topo = &self.cfg.topology;
-        if prev != target && topo.share_cache(prev, target) && self.idle(prev) {
+        if prev != target && topo.share_cache(prev, target) && self.available_idle(prev) {
             self.stats.sis_target_idle += 1;
             return prev;
         }
@@ -188,7 +192,7 @@ impl Sim {
         if recent != prev
             && recent != target
             && topo.share_cache(recent, target)
-            && self.idle(recent)
+            && self.available_idle(recent)
         {
             self.stats.sis_target_idle += 1;
             return recent;
@@ -206,7 +210,7 @@ impl Sim {
                     continue;
                 }
                 visited += 1;
-                if self.idle(s) {
+                if self.available_idle(s) {
                     self.charge_scan(this_cpu, visited);
                     self.stats.sis_found += 1;
                     return s;
@@ -296,7 +300,7 @@ impl Sim {
             for s in topo.smt_mask[c as usize].iter() {
                 covered.set(s);
                 visited += 1;
-                if self.idle(s) {
+                if self.available_idle(s) {
                     idle_cpu = idle_cpu.or(Some(s));
                 } else {
                     all_idle = false;
@@ -430,7 +434,7 @@ impl SmtView for &View<'_> {
 
 impl sis_select::IdleView for View<'_> {
     fn idle(&self, cpu: u32) -> bool {
-        self.sim.idle(cpu)
+        self.sim.available_idle(cpu)
     }
 
     fn allowed(&self, _cpu: u32) -> bool {
