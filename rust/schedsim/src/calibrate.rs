@@ -702,6 +702,8 @@ pub struct Opts {
     pub extra_flags: String,
     /// Knobs of every run (an experiment's own knobs come after).
     pub knobs: crate::flags::Knobs,
+    /// Tick as the TCG guest does (`Config::tcg_rr`).
+    pub tcg_rr: bool,
 }
 
 /// Seeds a state runs by default: as many as the guest's runs a state
@@ -722,6 +724,7 @@ impl Default for Opts {
             tcg: TcgCost::default(),
             extra_flags: String::new(),
             knobs: crate::flags::Knobs::default(),
+            tcg_rr: false,
         }
     }
 }
@@ -772,6 +775,7 @@ fn run_state(
             cfg.flags.apply(flags)?;
             cfg.flags.apply(&opts.extra_flags)?;
             cfg.knobs = opts.knobs;
+            cfg.tcg_rr = opts.tcg_rr;
             cfg.knobs.apply(knobs)?;
             cfg.cost = match spec.tcg_vcpus {
                 Some(n) => opts.cost.tcg_guest(opts.tcg, n),

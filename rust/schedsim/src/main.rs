@@ -27,9 +27,11 @@ const USAGE: &str = "usage:
   schedsim calibrate --guest FILE.json [--topology T] [--experiment E]
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
                  [--max-ms N] [--hackbench SEND_US:RECV_US:QUEUE] [--flags LIST]
+                 [--knobs LIST] [--tcg-cost WAKEUP_NS:SWITCH_NS]
+                 [--cost-ns NAME=NS,...] [--tcg-rr]
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
-                 [--model-trace DIR]
+                 [--tcg-rr] [--model-trace DIR]
   schedsim bench
   schedsim topology NAME
   schedsim list

@@ -29,8 +29,8 @@ fn parse_hackbench(v: &str) -> Result<HackbenchModel, String> {
 
 /// `schedsim calibrate --guest FILE [--topology T] [--experiment E]
 /// [--table rst|md] [--svg DIR] [--out FILE] [--seeds N] [--max-ms N]
-/// [--hackbench S:R:Q] [--flags LIST] [--knobs LIST] [--cost NAME=NS,...]
-/// [--tcg-cost WAKEUP_NS:SWITCH_NS]`.
+/// [--hackbench S:R:Q] [--flags LIST] [--knobs LIST] [--cost-ns NAME=NS,...]
+/// [--tcg-cost WAKEUP_NS:SWITCH_NS] [--tcg-rr]`.
 pub fn main(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value as Positional};
     let mut opts = Opts::default();
@@ -94,7 +94,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     ctx_switch_host_ns: f[1],
                 };
             }
-            Long("cost") => opts.cost = opts.cost.with(&val(&mut p, "cost")?)?,
+            Long("tcg-rr") => opts.tcg_rr = true,
+            Long("cost-ns") => opts.cost = opts.cost.with(&val(&mut p, "cost-ns")?)?,
             Long(a) => return Err(format!("unknown argument '--{a}'")),
             Short(c) => return Err(format!("unknown argument '-{c}'")),
             Positional(v) => return Err(format!("unknown argument '{}'", v.to_string_lossy())),

@@ -2,8 +2,9 @@
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
 //! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
-//! [--model-trace DIR]`: each guest trace (`make replay`) replayed into
-//! the model and measured both ways (`schedsim::replay`); with
+//! [--tcg-rr] [--model-trace DIR]`: each guest trace (`make replay`)
+//! replayed into the model and measured both ways (`schedsim::replay`);
+//! `--tcg-rr` ticks as the TCG guest does (`Config::tcg_rr`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
 //! (`cost.rs`'s names), as the sensitivity runs do.
@@ -48,6 +49,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 };
             }
             Long("kthreads") => opts.kthreads = true,
+            Long("tcg-rr") => opts.tcg_rr = true,
             Long("cost") => {
                 let v = super::value(&mut p, "--cost")?;
                 let (name, f) = v

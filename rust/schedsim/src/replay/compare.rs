@@ -169,6 +169,9 @@ pub struct Opts {
     /// (`schedsim replay --kthreads`): what they take from the workload's
     /// CPUs, and the queued tasks STEAL and the balancers may not move.
     pub kthreads: bool,
+    /// Tick as the TCG guest does (`Config::tcg_rr`; `schedsim replay
+    /// --tcg-rr`).
+    pub tcg_rr: bool,
 }
 
 impl Default for Opts {
@@ -178,6 +181,7 @@ impl Default for Opts {
             wake_idle: WakeIdle::Off,
             cost: CostModel::default(),
             kthreads: false,
+            tcg_rr: false,
         }
     }
 }
@@ -231,7 +235,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         ..opts.cost
     };
-    let cfg = model_config(&topo, &scripts, flags, knobs, opts.seed, duration_ns, cost);
+    let mut cfg = model_config(&topo, &scripts, flags, knobs, opts.seed, duration_ns, cost);
+    cfg.tcg_rr = opts.tcg_rr;
     let (hash, model, model_events, steal_model) = run_model(cfg, &topo, &scripts);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
@@ -247,7 +252,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             fk.busy_factor = bf;
         }
         // Only its decisions are compared: no record, no measures.
-        let cfg = model_config(&topo, &scripts, flipped, fk, opts.seed, duration_ns, cost);
+        let mut cfg = model_config(&topo, &scripts, flipped, fk, opts.seed, duration_ns, cost);
+        cfg.tcg_rr = opts.tcg_rr;
         Some(Sim::new(cfg).run().trace_hash != hash)
     };
     let ctr = |name: &str| h.ctr(name).map_or(0, |v| u64::try_from(v).unwrap_or(0));

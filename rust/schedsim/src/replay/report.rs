@@ -248,20 +248,14 @@ pub fn summary(all: &[Replayed]) -> String {
             .collect();
         ratios.sort_by(f64::total_cmp);
         let within = v.iter().filter(|r| r.within).count();
-        let (med, lo, hi) = match (ratios.first(), ratios.last()) {
-            (Some(&lo), Some(&hi)) => (ratios[ratios.len() / 2], lo, hi),
-            _ => (f64::NAN, f64::NAN, f64::NAN),
+        // No ratio where the guest counted none in every trace: "-".
+        let spread = match (ratios.first(), ratios.last()) {
+            (Some(&lo), Some(&hi)) => {
+                format!("{:>8.2} {:>7.2}-{:<7.2}", ratios[ratios.len() / 2], lo, hi)
+            }
+            _ => format!("{:>8} {:>15}", "-", "-"),
         };
-        let _ = writeln!(
-            s,
-            "{:<28} {:>5} {:>7} {:>8.2} {:>7.2}-{:<7.2}",
-            metric,
-            v.len(),
-            within,
-            med,
-            lo,
-            hi
-        );
+        let _ = writeln!(s, "{:<28} {:>5} {:>7} {spread}", metric, v.len(), within);
     }
     s
 }

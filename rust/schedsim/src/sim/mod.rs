@@ -144,6 +144,17 @@ pub struct Config {
     /// default: the guest kernel is `CONFIG_HZ_PERIODIC`, where every
     /// idle CPU balances at its own tick.
     pub nohz: bool,
+    /// The guest `make bench` boots: QEMU's TCG with one host thread for
+    /// every vCPU (`-accel tcg,thread=single`). Its vCPUs take turns, and
+    /// a turn ends at the next timer event; the guest's periodic ticks are
+    /// aligned across CPUs, so each busy vCPU runs one tick period in
+    /// turn and handles its own tick only then (the ones it missed while
+    /// it waited are one pending interrupt). A halted (idle) vCPU wakes for
+    /// its tick at once. Off by default: hardware ticks every CPU. The
+    /// guest shows it: its spinners on a shared CPU switch every 24-36 ms
+    /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
+    /// "Replay against the guest").
+    pub tcg_rr: bool,
     /// Record the run as slb-trace events (`Sim::run_recorded()`), as the
     /// guest's trace records its runs: replay measures both alike.
     pub record_events: bool,
@@ -166,6 +177,7 @@ impl Config {
             record_draws: false,
             cost: CostModel::default(),
             nohz: false,
+            tcg_rr: false,
             record_events: false,
         }
     }
@@ -499,6 +511,8 @@ pub struct Sim {
     recorder: replay::Recorder,
     /// NOHZ idle balancing's state (`cfg.nohz`).
     pub nohz: nohz::Nohz,
+    /// `cfg.tcg_rr`: the busy vCPU whose turn it was last.
+    tcg_turn: Option<u32>,
     /// The CPU in `go_idle()`, whose pick after a STEAL or newidle pull
     /// is still the `__schedule()` that found its queue empty (one
     /// `sched_count`, as `pick_next_task_fair()`'s retry in the kernel).
@@ -636,6 +650,7 @@ impl Sim {
             replay: replay::Replay::default(),
             recorder: replay::Recorder::new(nr),
             nohz: nohz::Nohz::default(),
+            tcg_turn: None,
             going_idle: None,
             cfg,
         };
@@ -817,14 +832,38 @@ impl Sim {
         }
     }
 
+    /// `cfg.tcg_rr`: the busy vCPU whose turn this tick period is, the
+    /// next after the last one in CPU order (QEMU's `CPU_NEXT()`), if any
+    /// is busy.
+    fn tcg_next_turn(&mut self) -> Option<u32> {
+        let nr = self.cfg.topology.nr_cpus;
+        let after = self.tcg_turn.map_or(0, |c| c.wrapping_add(1));
+        let turn = (0..nr)
+            .map(|i| after.wrapping_add(i) % nr.max(1))
+            .find(|&c| self.rqs[c as usize].curr.is_some());
+        if turn.is_some() {
+            self.tcg_turn = turn;
+        }
+        turn
+    }
+
     /// `sched_tick()` on every CPU, in a seeded order.
     fn tick(&mut self) {
+        let turn = if self.cfg.tcg_rr {
+            self.tcg_next_turn()
+        } else {
+            None
+        };
         let mut order = std::mem::take(&mut self.order);
         self.tick_rng.shuffle(&mut order);
         for &cpu in &order {
             // NO_HZ_IDLE: an idle CPU's tick is stopped; the kicked idle
             // load balancer balances for it (`nohz.rs`).
             if self.cfg.nohz && self.rqs[cpu as usize].curr.is_none() && self.idle(cpu) {
+                continue;
+            }
+            // TCG: a busy vCPU waiting for its turn has its tick pending.
+            if self.cfg.tcg_rr && self.rqs[cpu as usize].curr.is_some() && turn != Some(cpu) {
                 continue;
             }
             // entity_tick(): update_curr(), which renews the deadline of a
@@ -980,6 +1019,47 @@ mod tests {
     fn base_slice_is_0_70_ms_scaled() {
         assert_eq!(sim("2x4", DEFAULT_HZ).base_slice_ns, 2_800_000);
         assert_eq!(sim("thx2", DEFAULT_HZ).base_slice_ns, 2_800_000);
+    }
+
+    /// `Config::tcg_rr`: the busy vCPUs take the tick periods in turn, in
+    /// CPU order, skipping idle ones; none busy, no turn.
+    #[test]
+    fn tcg_turns_go_round_the_busy_vcpus() {
+        let (mut s, _, _) = two_on_cpu0();
+        s.rqs[3].curr = None;
+        s.rqs[6].curr = None;
+        let turns: Vec<u32> = (0..9).filter_map(|_| s.tcg_next_turn()).collect();
+        assert_eq!(turns, [0, 1, 2, 4, 5, 7, 0, 1, 2]);
+        for rq in &mut s.rqs {
+            rq.curr = None;
+        }
+        assert_eq!(s.tcg_next_turn(), None);
+    }
+
+    /// Under TCG's turns 9 spinners on 2x4 switch once a round of the 8
+    /// busy vCPUs (32 ms at HZ 250), not at each tick past the slice: the
+    /// guest's spinners switch every 24-36 ms (`make replay`, guittot).
+    #[test]
+    fn tcg_turns_make_spinners_switch_once_a_round() {
+        let switches = |tcg_rr: bool| {
+            let mut cfg = Config::new(
+                Topology::preset("2x4").unwrap(),
+                Workload::parse("fairness:9").unwrap(),
+                1,
+                2_000_000_000,
+            );
+            cfg.tcg_rr = tcg_rr;
+            let r = Sim::new(cfg).run();
+            (r.stats.context_switches, r.busy_ns)
+        };
+        let (hw, hw_busy) = switches(false);
+        let (tcg, tcg_busy) = switches(true);
+        // One doubled CPU: a switch a tick past the 2.8 ms slice (every
+        // 4 ms) on hardware, one a 32 ms round under TCG.
+        assert!(hw > 400 && tcg > 30, "hw {hw} tcg {tcg}");
+        assert!(tcg * 5 < hw, "hw {hw} tcg {tcg}");
+        // The CPUs stay as busy: only when the picks happen moves.
+        assert!(tcg_busy * 100 >= hw_busy * 99, "{hw_busy} {tcg_busy}");
     }
 
     /// `TICK_NSEC`, and the tick events follow it.
