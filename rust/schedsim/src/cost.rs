@@ -123,12 +123,26 @@ impl Default for TcgCost {
 impl CostModel {
     /// This model with the wakeup and context switch of a TCG guest whose
     /// one host thread runs `busy_vcpus` busy vCPUs: each takes `busy_vcpus`
-    /// guest ns a host ns. STEAL's attempt (its mask lines, its victim's
-    /// lock), whose time decides how often the victim has changed when
-    /// the lock is taken, is slowed as the context switch is: by the
-    /// fitted switch over this model's. The other costs stay (not fitted;
+    /// guest ns a host ns, and STEAL's attempt slowed with them
+    /// ([`CostModel::tcg_steal`]). The other costs stay (not fitted;
     /// issue 32 leaves them).
     pub fn tcg_guest(&self, tcg: TcgCost, busy_vcpus: u32) -> Self {
+        let n = u64::from(busy_vcpus.max(1));
+        Self {
+            wakeup_ns: tcg.wakeup_host_ns.saturating_mul(n),
+            ctx_switch_ns: tcg.ctx_switch_host_ns.saturating_mul(n),
+            ..self.tcg_steal(tcg, busy_vcpus)
+        }
+    }
+
+    /// This model with only STEAL's attempt (its mask lines, its victim's
+    /// lock) as slow as in that TCG guest: by the guest's context switch
+    /// over this model's. The attempt's time is a window, not only a
+    /// cost: how often the victim has run its task or work has come to
+    /// the stealer when the lock is taken. A replay takes this alone,
+    /// since its scripts' bursts already hold the guest's own wakeups and
+    /// switches.
+    pub fn tcg_steal(&self, tcg: TcgCost, busy_vcpus: u32) -> Self {
         let n = u64::from(busy_vcpus.max(1));
         let switch_ns = tcg.ctx_switch_host_ns.saturating_mul(n);
         let slow = |ns: u64| {
@@ -136,8 +150,6 @@ impl CostModel {
             u64::try_from(v).unwrap_or(u64::MAX)
         };
         Self {
-            wakeup_ns: tcg.wakeup_host_ns.saturating_mul(n),
-            ctx_switch_ns: switch_ns,
             steal_base_ns: slow(self.steal_base_ns),
             steal_per_line_ns: slow(self.steal_per_line_ns),
             steal_per_victim_ns: slow(self.steal_per_victim_ns),
@@ -335,6 +347,13 @@ mod tests {
             c
         );
         assert_eq!(c.tcg_guest(tcg, 0), c.tcg_guest(tcg, 1));
+        // A replay's: STEAL slowed alone, the wakeup and switch native.
+        let s = c.tcg_steal(tcg, 8);
+        assert_eq!(
+            (s.wakeup_ns, s.ctx_switch_ns),
+            (c.wakeup_ns, c.ctx_switch_ns)
+        );
+        assert_eq!(s.steal_per_line_ns, g.steal_per_line_ns);
     }
 
     #[test]

@@ -31,7 +31,7 @@ const USAGE: &str = "usage:
                  [--cost-ns NAME=NS,...] [--tcg-rr]
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
-                 [--tcg-rr] [--model-trace DIR]
+                 [--tcg-rr] [--native-steal] [--model-trace DIR]
   schedsim bench
   schedsim topology NAME
   schedsim list

@@ -2,9 +2,11 @@
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
 //! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
-//! [--tcg-rr] [--model-trace DIR]`: each guest trace (`make replay`)
-//! replayed into the model and measured both ways (`schedsim::replay`);
-//! `--tcg-rr` ticks as the TCG guest does (`Config::tcg_rr`); with
+//! [--tcg-rr] [--native-steal] [--model-trace DIR]`: each guest trace
+//! (`make replay`) replayed into the model and measured both ways
+//! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
+//! (`Config::tcg_rr`); STEAL's attempt is as slow as in that guest
+//! (`CostModel::tcg_steal`) unless `--native-steal`; with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
 //! (`cost.rs`'s names), as the sensitivity runs do.
@@ -50,6 +52,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
             Long("kthreads") => opts.kthreads = true,
             Long("tcg-rr") => opts.tcg_rr = true,
+            Long("native-steal") => opts.native_steal = true,
             Long("cost") => {
                 let v = super::value(&mut p, "--cost")?;
                 let (name, f) = v

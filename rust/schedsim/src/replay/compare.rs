@@ -16,7 +16,7 @@ use super::metrics::{measure, workload_pids, Metrics};
 use super::script::{extract, percpu_kthread_pids};
 use super::trace::Trace;
 use crate::calibrate::preset_of;
-use crate::cost::CostModel;
+use crate::cost::{CostModel, TcgCost};
 use crate::flags::{Flags, Knobs};
 use crate::sim::{Config, Sim};
 use crate::topology::Topology;
@@ -172,6 +172,10 @@ pub struct Opts {
     /// Tick as the TCG guest does (`Config::tcg_rr`; `schedsim replay
     /// --tcg-rr`).
     pub tcg_rr: bool,
+    /// STEAL's attempt at native speed (`schedsim replay
+    /// --native-steal`), not slowed as in the TCG guest the traces come
+    /// from ([`CostModel::tcg_steal`]).
+    pub native_steal: bool,
 }
 
 impl Default for Opts {
@@ -182,6 +186,7 @@ impl Default for Opts {
             cost: CostModel::default(),
             kthreads: false,
             tcg_rr: false,
+            native_steal: false,
         }
     }
 }
@@ -231,9 +236,16 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         WakeIdle::Ns(ns) => ns,
         WakeIdle::Guest => guest.idle_wakeup_latency_ns,
     };
+    // The guest is TCG with every vCPU on one host thread: STEAL's window
+    // between the mask read and the victim's lock is that slow there.
+    let steal = if opts.native_steal {
+        opts.cost
+    } else {
+        opts.cost.tcg_steal(TcgCost::default(), topo.nr_cpus)
+    };
     let cost = CostModel {
         wake_idle_ns,
-        ..opts.cost
+        ..steal
     };
     let mut cfg = model_config(&topo, &scripts, flags, knobs, opts.seed, duration_ns, cost);
     cfg.tcg_rr = opts.tcg_rr;
