@@ -71,6 +71,10 @@ pub struct Script {
     /// Not the workload's: a kernel thread replayed beside it, not
     /// measured.
     pub kthread: bool,
+    /// Its wakes of other tasks are `WF_SYNC` (the waker is about to
+    /// sleep): a pipe's or a socket's, as hackbench's and the ping-pong's.
+    /// The trace does not say; [`wakes_sync`] knows the bench's programs.
+    pub sync_wakes: bool,
     /// What it does.
     pub ops: Vec<Op>,
 }
@@ -104,6 +108,7 @@ impl Builder {
             ops: Vec::new(),
             pin: None,
             kthread: false,
+            sync_wakes: true,
         });
         self.st.push(Tracked::default());
         self.index.insert(p, self.scripts.len() - 1);
@@ -120,6 +125,15 @@ struct Tracked {
     blocked: Option<(usize, u64)>,
     exiting: bool,
     seen: bool,
+}
+
+/// Whether a task of this name wakes others `WF_SYNC`: the bench's
+/// programs wake through pipes and sockets (hackbench, the ping-pong and
+/// stream: `sock_def_readable()` and `pipe_write()` wake sync), but
+/// reqresp's threads through pthread condition variables, whose futex
+/// wakes are not. Any other name: sync, as a pipe's.
+pub fn wakes_sync(comm: &str) -> bool {
+    comm != "reqresp"
 }
 
 /// The CPU a per-CPU kernel thread of this name is bound to: `kworker/N:M`
@@ -303,6 +317,7 @@ pub fn extract(events: &[Event], workload: &HashSet<u32>) -> Vec<Script> {
         flush(s, &mut b.st[i], last_ts);
         s.comm = names.get(&s.pid).cloned().unwrap_or_default();
         s.pin = percpu_kthread_cpu(&s.comm);
+        s.sync_wakes = wakes_sync(&s.comm);
     }
     b.scripts
 }
@@ -351,6 +366,20 @@ mod tests {
             s[1].ops,
             vec![Op::Run(190), Op::Wake(0), Op::Run(30), Op::Block]
         );
+    }
+
+    /// reqresp's threads wake through futexes, not `WF_SYNC`; the
+    /// ping-pong's pipes and every other name do.
+    #[test]
+    fn sync_wakes_by_program() {
+        let t = parse(PINGPONG).unwrap();
+        let w = workload_pids(&t.events, &["pp".to_string()]);
+        assert!(extract(&t.events, &w).iter().all(|s| s.sync_wakes));
+        let rr = parse(&PINGPONG.replace(" pp", " reqresp")).unwrap();
+        let w = workload_pids(&rr.events, &["reqresp".to_string()]);
+        let s = extract(&rr.events, &w);
+        assert_eq!(s.len(), 2);
+        assert!(s.iter().all(|s| !s.sync_wakes && s.comm == "reqresp"));
     }
 
     #[test]

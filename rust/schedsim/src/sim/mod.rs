@@ -913,7 +913,7 @@ impl Sim {
                 Ev::StealLand { cpu } => self.steal_land(cpu),
                 Ev::TimerWake { task } => {
                     if self.tasks[task].state == State::Sleeping {
-                        self.wake(task, None);
+                        self.wake(task, None, false);
                     }
                 }
                 Ev::IdlePick { cpu } => {
@@ -1135,7 +1135,7 @@ mod tests {
         assert_eq!((s.nr_overloaded, s.nr_waiting), (1, 0));
         assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
         let (wakeups, migrations) = (s.tasks[a].wakeups, s.tasks[a].migrations);
-        s.wake(a, None);
+        s.wake(a, None, false);
         assert!(!s.tasks[a].delayed);
         assert_eq!(s.tasks[a].state, State::Runnable);
         assert_eq!(s.tasks[a].cpu, 0);

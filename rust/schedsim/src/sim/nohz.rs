@@ -104,7 +104,7 @@ mod tests {
             if c != 0 && s.rqs[c as usize].curr == Some(t) {
                 s.block_curr(c, State::Sleeping);
                 s.tasks[t].cpu = 0;
-                s.wake(t, Some((0, t)));
+                s.wake(t, Some((0, t)), true);
             }
         }
         s

@@ -253,7 +253,7 @@ impl Sim {
                     if self.replay.waiting[j] && self.tasks[u].state == State::Blocked {
                         self.replay.waiting[j] = false;
                         self.tasks[u].burst_left_ns = 0;
-                        self.wake(u, Some((cpu, t)));
+                        self.wake(u, Some((cpu, t)), self.replay.scripts[id].sync_wakes);
                     } else {
                         self.replay.tokens[j] = self.replay.tokens[j].saturating_add(1);
                     }
@@ -324,7 +324,7 @@ mod tests {
                 s.tasks[t].cpu = 0;
                 // A wake that wants CPU 0: pinned, it gets it; else
                 // placement may choose, so put it there by hand.
-                s.wake(t, None);
+                s.wake(t, None, false);
                 if s.tasks[t].cpu != 0 {
                     let cur = s.tasks[t].cpu;
                     if s.rqs[cur as usize].curr == Some(t) {

@@ -288,7 +288,7 @@ impl Sim {
                 {
                     self.tasks[s].waiting_on = None;
                     self.tasks[s].burst_left_ns = 0;
-                    self.wake(s, Some((cpu, t)));
+                    self.wake(s, Some((cpu, t)), true);
                 }
                 if self.tasks[t].inbox > 0 {
                     self.tasks[t].inbox -= 1;
@@ -319,7 +319,7 @@ impl Sim {
                 }
                 _ => {}
             }
-            self.wake(to, Some((cpu, from)));
+            self.wake(to, Some((cpu, from)), true);
         } else {
             self.tasks[to].inbox = self.tasks[to].inbox.saturating_add(1);
         }

@@ -17,7 +17,7 @@ impl Sim {
     /// `waker` is the waking CPU and task (None for a timer, which fires
     /// on the task's previous CPU). A delayed task is still queued and
     /// wakes where it is.
-    pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>) {
+    pub(crate) fn wake(&mut self, t: usize, waker: Option<(u32, usize)>, sync: bool) {
         // The wakeup's own work (its locks, placement, the enqueue) runs on
         // the waking CPU, whatever it decides.
         let here = waker.map_or(self.tasks[t].cpu, |w| w.0);
@@ -38,7 +38,7 @@ impl Sim {
         let cpu = match (self.tasks[t].pinned, waker) {
             // select_task_rq() keeps a task allowed one CPU there.
             (Some(p), _) => p,
-            (None, Some((wcpu, wtask))) => self.select_task_rq(t, prev, wcpu, Some(wtask), true),
+            (None, Some((wcpu, wtask))) => self.select_task_rq(t, prev, wcpu, Some(wtask), sync),
             (None, None) => self.select_task_rq(t, prev, prev, None, false),
         };
         if cpu != prev {
