@@ -704,6 +704,8 @@ pub struct Opts {
     pub knobs: crate::flags::Knobs,
     /// Tick as the TCG guest does (`Config::tcg_rr`).
     pub tcg_rr: bool,
+    /// `Config::lb_clock_factor` of every run: the TCG guest's by default.
+    pub lb_clock_factor: u32,
 }
 
 /// Seeds a state runs by default: as many as the guest's runs a state
@@ -725,6 +727,7 @@ impl Default for Opts {
             extra_flags: String::new(),
             knobs: crate::flags::Knobs::default(),
             tcg_rr: false,
+            lb_clock_factor: crate::cost::TCG_LB_CLOCK_FACTOR,
         }
     }
 }
@@ -776,6 +779,7 @@ fn run_state(
             cfg.flags.apply(&opts.extra_flags)?;
             cfg.knobs = opts.knobs;
             cfg.tcg_rr = opts.tcg_rr;
+            cfg.lb_clock_factor = opts.lb_clock_factor;
             cfg.knobs.apply(knobs)?;
             cfg.cost = match spec.tcg_vcpus {
                 Some(n) => opts.cost.tcg_guest(opts.tcg, n),

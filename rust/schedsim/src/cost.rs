@@ -96,6 +96,17 @@ pub const TCG_WAKEUP_HOST_NS: u64 = 20_000;
 /// [`TCG_WAKEUP_HOST_NS`]).
 pub const TCG_CTX_SWITCH_HOST_NS: u64 = 10_000;
 
+/// How many times its modelled cost a newidle balance reads on the TCG
+/// guest's clock (`Config::lb_clock_factor`): the clock runs on while the
+/// one host thread serves the other vCPUs. After `reqresp 4 3 50 100
+/// 3000` on numa2 (`make shell`, 2026-12-05) the guest's debugfs
+/// `max_newidle_lb_cost` read 0.41-1.13 ms at MC (4 CPUs) and 0.42-0.95 ms
+/// at NUMA, where the model's MC balance costs 1.2 us (`lb_base_ns` and
+/// 4 `lb_cpu_llc_ns`). The factor is the replay's fit (`schedsim.rst`,
+/// "Replay against the guest"), not a mechanism: it stands for the host
+/// thread's other work inside the measured span.
+pub const TCG_LB_CLOCK_FACTOR: u32 = 300;
+
 /// What a wakeup and a context switch cost in the guest `make bench`
 /// boots: QEMU's TCG with one host thread for every vCPU
 /// (`Documentation/results.rst`, "Machine"), so that kernel work of one

@@ -328,3 +328,42 @@ fn replay_steal_fails_in_the_guests_window() {
     let (tried, stolen) = steal(true);
     assert!(tried > 20 && stolen == tried, "{stolen} of {tried}");
 }
+
+/// The TCG guest's clock around a newidle balance (`--lb-clock`): the
+/// first 8000 events of numa2's request-response load, whose CPUs idle
+/// for 100-300 us at a time. The guest's newidle balances read 0.4-1.1
+/// ms on its clock and so are skipped; it moved 1 task across the nodes
+/// by balancing in this window. The model at the native clock pulls
+/// across the nodes over and over; at the guest's (the default) seldom.
+#[test]
+fn replay_newidle_skipped_on_the_guests_clock() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/replay/rr_newidle_backoff.off.head.trace"
+    );
+    let numa = |clock: &str| {
+        let (code, json, err) = schedsim(&["replay", "--lb-clock", clock, "--format", "json", f]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let rows = v[0]["rows"].as_array().cloned().unwrap_or_default();
+        let row = rows
+            .iter()
+            .find(|r| r["metric"] == "migrations balance NUMA")
+            .cloned()
+            .unwrap_or_default();
+        (
+            row["guest"].as_f64().unwrap_or(-1.0),
+            row["model"].as_f64().unwrap_or(-1.0),
+        )
+    };
+    let (guest, native) = numa("1");
+    assert_eq!(guest, 1.0);
+    let (_, tcg) = numa(&schedsim::cost::TCG_LB_CLOCK_FACTOR.to_string());
+    assert!(
+        native >= 20.0 && tcg <= 10.0 && tcg * 3.0 < native,
+        "native {native} tcg {tcg}"
+    );
+    let (code, _, err) = schedsim(&["replay", "--lb-clock", "0", f]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad --lb-clock '0'"), "{err}");
+}

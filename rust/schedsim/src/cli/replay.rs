@@ -53,6 +53,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
             Long("kthreads") => opts.kthreads = true,
             Long("tcg-rr") => opts.tcg_rr = true,
             Long("native-steal") => opts.native_steal = true,
+            Long("lb-clock") => {
+                let v = super::value(&mut p, "--lb-clock")?;
+                opts.lb_clock_factor = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=100_000).contains(n))
+                    .ok_or_else(|| format!("bad --lb-clock '{v}': 1..=100000"))?;
+            }
             Long("cost") => {
                 let v = super::value(&mut p, "--cost")?;
                 let (name, f) = v

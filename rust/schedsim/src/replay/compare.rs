@@ -176,6 +176,8 @@ pub struct Opts {
     /// --native-steal`), not slowed as in the TCG guest the traces come
     /// from ([`CostModel::tcg_steal`]).
     pub native_steal: bool,
+    /// `Config::lb_clock_factor` (`schedsim replay --lb-clock N`).
+    pub lb_clock_factor: u32,
 }
 
 impl Default for Opts {
@@ -187,6 +189,7 @@ impl Default for Opts {
             kthreads: false,
             tcg_rr: false,
             native_steal: false,
+            lb_clock_factor: crate::cost::TCG_LB_CLOCK_FACTOR,
         }
     }
 }
@@ -249,6 +252,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     };
     let mut cfg = model_config(&topo, &scripts, flags, knobs, opts.seed, duration_ns, cost);
     cfg.tcg_rr = opts.tcg_rr;
+    cfg.lb_clock_factor = opts.lb_clock_factor;
     let (hash, model, model_events, steal_model) = run_model(cfg, &topo, &scripts);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
@@ -266,6 +270,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         // Only its decisions are compared: no record, no measures.
         let mut cfg = model_config(&topo, &scripts, flipped, fk, opts.seed, duration_ns, cost);
         cfg.tcg_rr = opts.tcg_rr;
+        cfg.lb_clock_factor = opts.lb_clock_factor;
+        cfg.lb_clock_factor = opts.lb_clock_factor;
         Some(Sim::new(cfg).run().trace_hash != hash)
     };
     let ctr = |name: &str| h.ctr(name).map_or(0, |v| u64::try_from(v).unwrap_or(0));

@@ -1173,6 +1173,32 @@ mod tests {
         assert_eq!(s.stats.newidle_dice_skipped, 0);
     }
 
+    /// `Config::lb_clock_factor`: the newidle walk's domain costs as the
+    /// kernel's clock reads them (its `max_newidle_lb_cost`, the walk's
+    /// `max_idle_balance_cost`) are the factor times what the CPU is
+    /// charged, which stays the model's cost.
+    #[test]
+    fn the_lb_clock_scales_the_measured_cost_not_the_charge() {
+        let walk = |factor: u32| {
+            let mut s = idle_cpu3_on_2x4(false);
+            s.cfg.lb_clock_factor = factor;
+            let before = s.rqs[3].overhead_total_ns;
+            s.newidle_balance(3);
+            assert_eq!(s.nr_running(3), 1);
+            (
+                s.rqs[3].dom[0].max_newidle_lb_cost_ns,
+                s.rqs[3].overhead_total_ns - before,
+                s.stats.newidle_cost_ns,
+            )
+        };
+        let (max1, charged1, cost1) = walk(1);
+        let (max300, charged300, cost300) = walk(300);
+        assert!(max1 > 0);
+        assert_eq!(max300, 300 * max1);
+        assert_eq!((charged300, cost300), (charged1, cost1));
+        assert_eq!(charged1, cost1);
+    }
+
     /// NI_RANDOM: a domain that always pulls (ratio 1023) is always
     /// balanced, and its pull counts `(1024 + 512) / 1024` = 1.
     #[test]

@@ -155,6 +155,14 @@ pub struct Config {
     /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
     /// "Replay against the guest").
     pub tcg_rr: bool,
+    /// How many times its cost a newidle balance reads on the kernel's
+    /// clock (`sched_clock_cpu()` around `sched_balance_rq()`), which sets
+    /// `max_newidle_lb_cost` and so when newidle balancing is skipped:
+    /// 1 on hardware. In the TCG guest the clock runs on while the host
+    /// thread serves other vCPUs, and the guest's debugfs reads 0.4-1.1 ms
+    /// for a 4-CPU MC balance the model costs 1.2 us
+    /// ([`crate::cost::TCG_LB_CLOCK_FACTOR`]). The CPU pays the cost alone.
+    pub lb_clock_factor: u32,
     /// Record the run as slb-trace events (`Sim::run_recorded()`), as the
     /// guest's trace records its runs: replay measures both alike.
     pub record_events: bool,
@@ -178,6 +186,7 @@ impl Config {
             cost: CostModel::default(),
             nohz: false,
             tcg_rr: false,
+            lb_clock_factor: 1,
             record_events: false,
         }
     }

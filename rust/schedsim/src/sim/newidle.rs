@@ -87,7 +87,9 @@ impl Sim {
         }
         self.stats.newidle_walks += 1;
         let f = self.cfg.flags;
+        // The walk's cost as the kernel measures it, and as the CPU pays it.
         let mut curr_cost = 0u64;
+        let mut charged_ns = 0u64;
         let mut pulled = false;
         let mut stopped = false;
         for k in 0..levels {
@@ -122,13 +124,19 @@ impl Sim {
             let b = self.balance_rq(cpu, k, IdleType::NewlyIdle);
             self.stats.newidle_domains += 1;
             let pulled_here = b.moved > 0;
+            // What sched_clock_cpu() reads around the balance: its cost,
+            // or under TCG much more (`Config::lb_clock_factor`).
+            let measured_ns = b
+                .cost_ns
+                .saturating_mul(u64::from(self.cfg.lb_clock_factor.max(1)));
             self.update_newidle_cost(
                 cpu,
                 k,
-                b.cost_ns,
+                measured_ns,
                 weight.saturating_mul(u32::from(pulled_here)),
             );
-            curr_cost = curr_cost.saturating_add(b.cost_ns);
+            curr_cost = curr_cost.saturating_add(measured_ns);
+            charged_ns = charged_ns.saturating_add(b.cost_ns);
             if pulled_here || !b.continue_balancing || self.nr_running(cpu) > 0 {
                 pulled = true;
                 break;
@@ -147,8 +155,8 @@ impl Sim {
         if pulled {
             self.stats.newidle_pulled += 1;
         }
-        self.stats.newidle_cost_ns += curr_cost;
-        self.charge(cpu, curr_cost);
+        self.stats.newidle_cost_ns += charged_ns;
+        self.charge(cpu, charged_ns);
         pulled
     }
 
