@@ -28,10 +28,10 @@ const USAGE: &str = "usage:
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
                  [--max-ms N] [--hackbench SEND_US:RECV_US:QUEUE] [--flags LIST]
                  [--knobs LIST] [--tcg-cost WAKEUP_NS:SWITCH_NS]
-                 [--cost-ns NAME=NS,...] [--tcg-rr]
+                 [--cost-ns NAME=NS,...] [--tcg-rr] [--lb-clock N]
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
-                 [--tcg-rr] [--native-steal] [--model-trace DIR]
+                 [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]
   schedsim bench
   schedsim topology NAME
   schedsim list

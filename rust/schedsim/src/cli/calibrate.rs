@@ -30,7 +30,7 @@ fn parse_hackbench(v: &str) -> Result<HackbenchModel, String> {
 /// `schedsim calibrate --guest FILE [--topology T] [--experiment E]
 /// [--table rst|md] [--svg DIR] [--out FILE] [--seeds N] [--max-ms N]
 /// [--hackbench S:R:Q] [--flags LIST] [--knobs LIST] [--cost-ns NAME=NS,...]
-/// [--tcg-cost WAKEUP_NS:SWITCH_NS] [--tcg-rr]`.
+/// [--tcg-cost WAKEUP_NS:SWITCH_NS] [--tcg-rr] [--lb-clock N]`.
 pub fn main(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value as Positional};
     let mut opts = Opts::default();

@@ -2,7 +2,7 @@
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
 //! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
-//! [--tcg-rr] [--native-steal] [--model-trace DIR]`: each guest trace
+//! [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]`: each guest trace
 //! (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
 //! (`Config::tcg_rr`); STEAL's attempt is as slow as in that guest
