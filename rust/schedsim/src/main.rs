@@ -22,7 +22,8 @@ use std::time::Instant;
 const USAGE: &str = "usage:
   schedsim [run] --topology NAME --workload SPEC [--flags LIST] [--knobs LIST]
                  [--seed N] [--hz N] [--duration-ms N] [--format table|json]
-                 [--plot FILE.svg] [--no-progress] [--nohz]
+                 [--plot FILE.svg] [--no-progress] [--nohz] [--tcg-rr]
+                 [--lb-clock N]
   schedsim experiment NAME|all [--plot-dir DIR] [--quick] [--hz N]
   schedsim calibrate --guest FILE.json [--topology T] [--experiment E]
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
@@ -45,7 +46,10 @@ const USAGE: &str = "usage:
               prefer_sibling=all|smt-only, active_balance=6.12|v5.9
   --hz        CONFIG_HZ, 100..=1000 (default 250, the guest kernel's)
   --nohz      CONFIG_NO_HZ_IDLE: idle CPUs stop their tick and a kicked one
-              balances for them (default: HZ_PERIODIC, the guest kernel's)";
+              balances for them (default: HZ_PERIODIC, the guest kernel's)
+  --tcg-rr    tick as the TCG guest does: a busy vCPU only on its turn
+  --lb-clock  a newidle balance reads N times its cost on the kernel's
+              clock (1, hardware; the TCG guest's is about 300)";
 
 struct RunArgs {
     topology: Option<String>,
@@ -59,6 +63,8 @@ struct RunArgs {
     plot: Option<String>,
     progress: bool,
     nohz: bool,
+    tcg_rr: bool,
+    lb_clock_factor: u32,
 }
 
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
@@ -75,6 +81,8 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         plot: None,
         progress: true,
         nohz: false,
+        tcg_rr: false,
+        lb_clock_factor: 1,
     };
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
@@ -113,6 +121,8 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--plot" => r.plot = Some(value(&mut p, &name)?),
             "--no-progress" => r.progress = false,
             "--nohz" => r.nohz = true,
+            "--tcg-rr" => r.tcg_rr = true,
+            "--lb-clock" => r.lb_clock_factor = cli::parse_lb_clock(&value(&mut p, &name)?)?,
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
@@ -128,6 +138,8 @@ fn cmd_run(args: &[String]) -> Result<(), String> {
     cfg.knobs = a.knobs;
     cfg.hz = a.hz;
     cfg.nohz = a.nohz;
+    cfg.tcg_rr = a.tcg_rr;
+    cfg.lb_clock_factor = a.lb_clock_factor;
     cfg.progress = a.progress && a.duration_ms >= 2_000;
     if a.plot.is_some() {
         // Fewer columns on big machines keep the SVG small.

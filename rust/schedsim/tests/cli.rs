@@ -72,6 +72,17 @@ fn bad_input_is_refused_with_a_message() {
             "bad --hz '64'",
         ),
         (&["experiment", "steal", "--hz", "x"][..], "bad --hz 'x'"),
+        (
+            &[
+                "--topology",
+                "2x4",
+                "--workload",
+                "fairness:1",
+                "--lb-clock",
+                "0",
+            ][..],
+            "bad --lb-clock '0'",
+        ),
         (&["frobnicate"][..], "unknown command"),
     ] {
         let (code, _, err) = schedsim(args);
@@ -366,4 +377,29 @@ fn replay_newidle_skipped_on_the_guests_clock() {
     let (code, _, err) = schedsim(&["replay", "--lb-clock", "0", f]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("bad --lb-clock '0'"), "{err}");
+}
+
+/// `schedsim run --tcg-rr`: 9 spinners on 2x4 under TCG's turns switch
+/// once a round of the busy vCPUs, far less often than at each tick.
+#[test]
+fn run_with_tcg_turns() {
+    let switches = |extra: &[&str]| {
+        let mut args = vec![
+            "--topology",
+            "2x4",
+            "--workload",
+            "fairness:9",
+            "--duration-ms",
+            "1000",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = schedsim(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["stats"]["context_switches"].as_u64().unwrap_or(0)
+    };
+    let (hw, tcg) = (switches(&[]), switches(&["--tcg-rr"]));
+    assert!(tcg > 0 && tcg * 5 < hw, "hw {hw} tcg {tcg}");
 }

@@ -96,12 +96,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
             Long("tcg-rr") => opts.tcg_rr = true,
             Long("lb-clock") => {
-                let v = val(&mut p, "lb-clock")?;
-                opts.lb_clock_factor = v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=100_000).contains(n))
-                    .ok_or_else(|| format!("bad --lb-clock '{v}': 1..=100000"))?;
+                opts.lb_clock_factor = super::parse_lb_clock(&val(&mut p, "lb-clock")?)?;
             }
             Long("cost-ns") => opts.cost = opts.cost.with(&val(&mut p, "cost-ns")?)?,
             Long(a) => return Err(format!("unknown argument '--{a}'")),

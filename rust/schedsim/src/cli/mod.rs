@@ -17,6 +17,14 @@ pub fn value(p: &mut lexopt::Parser, name: &str) -> Result<String, String> {
         .map_err(|_| format!("{name}: the value is not UTF-8"))
 }
 
+/// `--lb-clock N`: `Config::lb_clock_factor`, 1 (hardware) to 100000.
+pub fn parse_lb_clock(v: &str) -> Result<u32, String> {
+    v.parse::<u32>()
+        .ok()
+        .filter(|n| (1..=100_000).contains(n))
+        .ok_or_else(|| format!("bad --lb-clock '{v}': 1..=100000"))
+}
+
 /// `--hz N`: `CONFIG_HZ`, within the range of the kernel's choices
 /// (`HZ_100` to `HZ_1000`); any value there works, 250 is the guest's.
 pub fn parse_hz(v: &str) -> Result<u32, String> {

@@ -54,12 +54,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             Long("tcg-rr") => opts.tcg_rr = true,
             Long("native-steal") => opts.native_steal = true,
             Long("lb-clock") => {
-                let v = super::value(&mut p, "--lb-clock")?;
-                opts.lb_clock_factor = v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=100_000).contains(n))
-                    .ok_or_else(|| format!("bad --lb-clock '{v}': 1..=100000"))?;
+                opts.lb_clock_factor = super::parse_lb_clock(&super::value(&mut p, "--lb-clock")?)?;
             }
             Long("cost") => {
                 let v = super::value(&mut p, "--cost")?;
