@@ -149,7 +149,8 @@ pub struct Config {
     /// a turn ends at the next timer event; the guest's periodic ticks are
     /// aligned across CPUs, so each busy vCPU runs one tick period in
     /// turn and handles its own tick only then (the ones it missed while
-    /// it waited are one pending interrupt). A halted (idle) vCPU wakes for
+    /// it waited are one pending interrupt), once a round in an order
+    /// that varies (`Sim::tcg_next_turn()`). A halted (idle) vCPU wakes for
     /// its tick at once. Off by default: hardware ticks every CPU. The
     /// guest shows it: its spinners on a shared CPU switch every 24-36 ms
     /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
@@ -520,8 +521,11 @@ pub struct Sim {
     recorder: replay::Recorder,
     /// NOHZ idle balancing's state (`cfg.nohz`).
     pub nohz: nohz::Nohz,
-    /// `cfg.tcg_rr`: the busy vCPU whose turn it was last.
-    tcg_turn: Option<u32>,
+    /// `cfg.tcg_rr`: the busy vCPUs yet to have their turn this round,
+    /// the next last.
+    tcg_round: Vec<u32>,
+    /// `cfg.tcg_rr`: the order of each round.
+    tcg_rng: Rng,
     /// The CPU in `go_idle()`, whose pick after a STEAL or newidle pull
     /// is still the `__schedule()` that found its queue empty (one
     /// `sched_count`, as `pick_next_task_fair()`'s retry in the kernel).
@@ -659,7 +663,8 @@ impl Sim {
             replay: replay::Replay::default(),
             recorder: replay::Recorder::new(nr),
             nohz: nohz::Nohz::default(),
-            tcg_turn: None,
+            tcg_round: Vec::new(),
+            tcg_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 1),
             going_idle: None,
             cfg,
         };
@@ -841,19 +846,30 @@ impl Sim {
         }
     }
 
-    /// `cfg.tcg_rr`: the busy vCPU whose turn this tick period is, the
-    /// next after the last one in CPU order (QEMU's `CPU_NEXT()`), if any
-    /// is busy.
+    /// `cfg.tcg_rr`: the busy vCPU whose turn this tick period is: each
+    /// busy vCPU once a round, in a seeded order drawn anew each round.
+    /// QEMU goes round in CPU order, but a turn also ends at any other
+    /// timer event or IPI, so the guest's rounds are not lockstep (its
+    /// spinners switch every 24-36 ms on 8 busy vCPUs, some every 56-64);
+    /// a fixed order phase-locks the balancers, which run on turns too,
+    /// with the switches they read, and the same task is always the one
+    /// queued when a balancer looks. None if no vCPU is busy.
     fn tcg_next_turn(&mut self) -> Option<u32> {
-        let nr = self.cfg.topology.nr_cpus;
-        let after = self.tcg_turn.map_or(0, |c| c.wrapping_add(1));
-        let turn = (0..nr)
-            .map(|i| after.wrapping_add(i) % nr.max(1))
-            .find(|&c| self.rqs[c as usize].curr.is_some());
-        if turn.is_some() {
-            self.tcg_turn = turn;
+        loop {
+            while let Some(c) = self.tcg_round.pop() {
+                if self.rqs[c as usize].curr.is_some() {
+                    return Some(c);
+                }
+            }
+            let mut busy: Vec<u32> = (0..self.cfg.topology.nr_cpus)
+                .filter(|&c| self.rqs[c as usize].curr.is_some())
+                .collect();
+            if busy.is_empty() {
+                return None;
+            }
+            self.tcg_rng.shuffle(&mut busy);
+            self.tcg_round = busy;
         }
-        turn
     }
 
     /// `sched_tick()` on every CPU, in a seeded order.
@@ -1037,11 +1053,20 @@ mod tests {
         let (mut s, _, _) = two_on_cpu0();
         s.rqs[3].curr = None;
         s.rqs[6].curr = None;
-        let turns: Vec<u32> = (0..9).filter_map(|_| s.tcg_next_turn()).collect();
-        assert_eq!(turns, [0, 1, 2, 4, 5, 7, 0, 1, 2]);
+        let busy = [0, 1, 2, 4, 5, 7];
+        let mut orders = Vec::new();
+        for _ in 0..8 {
+            let mut round: Vec<u32> = (0..6).filter_map(|_| s.tcg_next_turn()).collect();
+            orders.push(round.clone());
+            round.sort_unstable();
+            assert_eq!(round, busy, "each busy vCPU once a round, no idle one");
+        }
+        // Not lockstep: the rounds' orders differ.
+        assert!(orders.iter().any(|o| *o != orders[0]), "{orders:?}");
         for rq in &mut s.rqs {
             rq.curr = None;
         }
+        s.tcg_round.clear();
         assert_eq!(s.tcg_next_turn(), None);
     }
 
