@@ -107,13 +107,14 @@ fn set_busy_factor(flag: &str, state: &str) -> Option<u32> {
     })
 }
 
-/// The model's configuration for a replay of `scripts`.
+/// The model's configuration for a replay of `scripts`: `opts`' seed
+/// and TCG settings, with `cost` (the options' own, as the replay sets it).
 fn model_config(
     topo: &Topology,
     scripts: &Rc<Vec<super::script::Script>>,
     flags: Flags,
     knobs: Knobs,
-    seed: u64,
+    opts: &Opts,
     duration_ns: u64,
     cost: CostModel,
 ) -> Config {
@@ -123,10 +124,12 @@ fn model_config(
         }],
         text: "replay".into(),
     };
-    let mut cfg = Config::new(topo.clone(), workload, seed, duration_ns);
+    let mut cfg = Config::new(topo.clone(), workload, opts.seed, duration_ns);
     cfg.flags = flags;
     cfg.knobs = knobs;
     cfg.cost = cost;
+    cfg.tcg_rr = opts.tcg_rr;
+    cfg.lb_clock_factor = opts.lb_clock_factor;
     cfg
 }
 
@@ -250,9 +253,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         ..steal
     };
-    let mut cfg = model_config(&topo, &scripts, flags, knobs, opts.seed, duration_ns, cost);
-    cfg.tcg_rr = opts.tcg_rr;
-    cfg.lb_clock_factor = opts.lb_clock_factor;
+    let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, cost);
     let (hash, model, model_events, steal_model) = run_model(cfg, &topo, &scripts);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
@@ -268,10 +269,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             fk.busy_factor = bf;
         }
         // Only its decisions are compared: no record, no measures.
-        let mut cfg = model_config(&topo, &scripts, flipped, fk, opts.seed, duration_ns, cost);
-        cfg.tcg_rr = opts.tcg_rr;
-        cfg.lb_clock_factor = opts.lb_clock_factor;
-        cfg.lb_clock_factor = opts.lb_clock_factor;
+        let cfg = model_config(&topo, &scripts, flipped, fk, opts, duration_ns, cost);
         Some(Sim::new(cfg).run().trace_hash != hash)
     };
     let ctr = |name: &str| h.ctr(name).map_or(0, |v| u64::try_from(v).unwrap_or(0));
