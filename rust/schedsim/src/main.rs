@@ -38,7 +38,7 @@ const USAGE: &str = "usage:
   schedsim list
 
   --workload  fairness:N | buddy:P[:work_us[:overlap_us]] |
-              hackbench:G[:fds[:send_us[:recv_us[:queue]]]] |
+              hackbench:G[:fds[:send_us[:recv_us[:queue[:loops]]]]] |
               periodic:N:run_us:sleep_us,
               parts joined with '+'
   --flags     comma list of +FLAG / -FLAG / NO_FLAG (sched_feat names)

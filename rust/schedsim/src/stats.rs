@@ -183,8 +183,12 @@ pub struct RunResult {
     pub seed: u64,
     /// `CONFIG_HZ`.
     pub hz: u32,
-    /// Simulated time, ns.
+    /// Simulated time, ns: the configured duration, or when a finite
+    /// workload's last task exited.
     pub duration_ns: u64,
+    /// A finite workload (hackbench with `loops`) ran to its end before
+    /// the configured duration.
+    pub ended: bool,
     /// Tasks.
     pub tasks: Vec<TaskStat>,
     /// Busy CPU time, ns.

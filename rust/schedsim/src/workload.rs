@@ -11,11 +11,15 @@
 //!   netperf UDP_STREAM to localhost as Galbraith ran it (Galbraith 2016);
 //!   `work_us` may have up to 3 decimals (`12.5`): a message fitted to a
 //!   fast guest costs a few us, where 1 us is several percent;
-//! - `hackbench:G[:fds[:send_us[:recv_us[:queue]]]]`: G groups of `fds`
-//!   senders and `fds` receivers (hackbench's default 20), senders writing
-//!   to every receiver of their group round-robin, blocking on a receiver
-//!   with `queue` messages waiting (default [`HACKBENCH_QUEUE_CAP`])
-//!   (Zijlstra and Sistare 2018, Low 2013, Jain 2018);
+//! - `hackbench:G[:fds[:send_us[:recv_us[:queue[:loops]]]]]`: G groups of
+//!   `fds` senders and `fds` receivers (hackbench's default 20), senders
+//!   writing to every receiver of their group round-robin, blocking on a
+//!   receiver with `queue` messages waiting (default
+//!   [`HACKBENCH_QUEUE_CAP`]) (Zijlstra and Sistare 2018, Low 2013, Jain
+//!   2018); with `loops` (hackbench's `-l`) each sender writes `loops`
+//!   messages to each receiver and exits, each receiver exits after its
+//!   `loops x fds`, and the run ends with the last of them, as hackbench's
+//!   timer does; without, they run for the run's duration;
 //! - `periodic:N:run_us:sleep_us`: N tasks that run and sleep.
 //!
 //! Parts combine with `+`: `fairness:4+buddy:1`.
@@ -49,6 +53,9 @@ pub enum Part {
         recv_us: u64,
         /// Messages a receiver holds before its senders block.
         queue: u32,
+        /// hackbench's `-l`: messages a sender writes to each receiver
+        /// before it exits (0: no end).
+        loops: u32,
     },
     /// Tasks replaying a guest trace's scripts (`schedsim replay`; not
     /// written as text).
@@ -172,7 +179,7 @@ impl Workload {
                     }
                 }
                 "hackbench" => {
-                    let v = nums(kind, &fields, 1, 5)?;
+                    let v = nums(kind, &fields, 1, 6)?;
                     Part::Hackbench {
                         groups: count(kind, v[0])?,
                         fds: count(kind, v.get(1).copied().unwrap_or(20))?,
@@ -182,6 +189,15 @@ impl Workload {
                             kind,
                             v.get(4).copied().unwrap_or(u64::from(HACKBENCH_QUEUE_CAP)),
                         )?,
+                        loops: match v.get(5).copied() {
+                            None => 0,
+                            Some(l @ 1..=1_000_000) => l as u32,
+                            Some(l) => {
+                                return Err(format!(
+                                    "bad workload '{kind}': loops {l} not in 1..=1000000"
+                                ))
+                            }
+                        },
                     }
                 }
                 "periodic" => {
@@ -195,7 +211,7 @@ impl Workload {
                 "" => return Err(format!("bad workload '{text}': empty part")),
                 other => {
                     return Err(format!(
-                        "bad workload '{other}': known kinds are fairness:N, buddy:P[:work_us[:overlap_us]], hackbench:G[:fds[:send_us[:recv_us[:queue]]]], periodic:N:run_us:sleep_us"
+                        "bad workload '{other}': known kinds are fairness:N, buddy:P[:work_us[:overlap_us]], hackbench:G[:fds[:send_us[:recv_us[:queue[:loops]]]]], periodic:N:run_us:sleep_us"
                     ))
                 }
             };
@@ -242,6 +258,20 @@ mod tests {
             }
         );
         assert_eq!(w.task_count(), 9 + 2 + 40 + 3);
+        // Without loops hackbench runs for the run's duration.
+        assert!(matches!(w.parts[2], Part::Hackbench { loops: 0, .. }));
+        let h = Workload::parse("hackbench:4:20:5:6:16:80").unwrap();
+        assert_eq!(
+            h.parts[0],
+            Part::Hackbench {
+                groups: 4,
+                fds: 20,
+                send_us: 5,
+                recv_us: 6,
+                queue: 16,
+                loops: 80
+            }
+        );
         // The buddy's work alone may have decimals, to the ns.
         let b = |t: &str| Workload::parse(t).map(|w| w.parts[0].clone());
         for (text, ns, ov) in [
@@ -282,6 +312,9 @@ mod tests {
             "buddy:1:2:3:4",
             "buddy:1:2:3.5",
             "hackbench:1:20:1.5",
+            "hackbench:1:20:10:10:8:0",
+            "hackbench:1:20:10:10:8:1000001",
+            "hackbench:1:20:10:10:8:5:5",
             "fairness:5000+fairness:5000+fairness:5000+fairness:5000+fairness:4000",
         ] {
             assert!(Workload::parse(bad).is_err(), "{bad}");

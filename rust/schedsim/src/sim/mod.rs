@@ -333,6 +333,10 @@ pub struct Task {
     /// The one CPU it may run on (a replayed per-CPU kthread), None for
     /// any: `set_cpus_allowed_ptr()` to one CPU.
     pub pinned: Option<u32>,
+    /// A hackbench run with `loops`: messages this sender has still to
+    /// write, or this receiver to read, before it exits; `u64::MAX` for a
+    /// task that runs to the end of the run.
+    pub msgs_left: u64,
 }
 
 /// Per-CPU state of one domain (the kernel's per-CPU `struct sched_domain`).
@@ -530,6 +534,11 @@ pub struct Sim {
     /// is still the `__schedule()` that found its queue empty (one
     /// `sched_count`, as `pick_next_task_fair()`'s retry in the kernel).
     going_idle: Option<u32>,
+    /// Tasks of a hackbench with `loops` that have not exited yet.
+    hb_live: u32,
+    /// When the last of them exited: the run ends there, as hackbench's
+    /// timer stops when it has reaped its last child.
+    ended_ns: Option<u64>,
 }
 
 /// FNV-1a, 64 bit, over the words of each traced event.
@@ -666,6 +675,8 @@ impl Sim {
             tcg_round: Vec::new(),
             tcg_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 1),
             going_idle: None,
+            hb_live: 0,
+            ended_ns: None,
             cfg,
         };
         sim.spawn_tasks();
@@ -924,7 +935,7 @@ impl Sim {
         let progress = self.cfg.progress;
         let mut shown = u64::MAX;
         while let Some(Reverse((at, _, ev))) = self.events.pop() {
-            if at > end {
+            if at > end || self.ended_ns.is_some() {
                 break;
             }
             self.now_ns = at;
@@ -965,7 +976,7 @@ impl Sim {
         if progress {
             crate::report::progress_done();
         }
-        self.now_ns = end;
+        self.now_ns = self.ended_ns.unwrap_or(end);
         for c in 0..self.cfg.topology.nr_cpus {
             self.account(c);
         }
@@ -1011,7 +1022,8 @@ impl Sim {
             knobs: cfg.knobs,
             seed: cfg.seed,
             hz: cfg.hz,
-            duration_ns: cfg.duration_ns,
+            duration_ns: now,
+            ended: self.ended_ns.is_some(),
             tasks,
             busy_ns: busy,
             stats: self.stats.clone(),
@@ -1036,6 +1048,37 @@ mod tests {
         );
         cfg.hz = hz;
         Sim::new(cfg)
+    }
+
+    /// hackbench with `loops` ends as the program does: each receiver
+    /// reads every message of its group's senders, every task exits, and
+    /// the run stops at the last exit, well before its configured end.
+    /// Without `loops` the same groups run to the end.
+    #[test]
+    fn finite_hackbench_ends_with_its_last_task() {
+        let run = |wl: &str, duration_ns: u64| {
+            let w = Workload::parse(wl).unwrap();
+            Sim::new(Config::new(
+                Topology::preset("2x4").unwrap(),
+                w,
+                1,
+                duration_ns,
+            ))
+            .run()
+        };
+        // 2 groups of 4 senders and 4 receivers, 5 loops: each receiver
+        // reads 4 x 5 messages, and the last read ends the run.
+        let r = run("hackbench:2:4:10:10:4:5", 2_000_000_000);
+        assert!(r.ended, "the run ended");
+        assert!(
+            r.duration_ns > 0 && r.duration_ns < 100_000_000,
+            "{}",
+            r.duration_ns
+        );
+        assert_eq!(r.stats.messages, 2 * 4 * 4 * 5);
+        let forever = run("hackbench:2:4:10:10:4", 100_000_000);
+        assert!(!forever.ended && forever.duration_ns == 100_000_000);
+        assert!(forever.stats.messages > 2 * 4 * 4 * 5);
     }
 
     /// 6.12.117: `sysctl_sched_base_slice = 700000ULL`, scaled by

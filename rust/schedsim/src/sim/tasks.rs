@@ -36,6 +36,7 @@ impl Sim {
             waiting_on: None,
             waiters: Vec::new(),
             pinned: None,
+            msgs_left: u64::MAX,
         };
         let id = self.tasks.len();
         self.tasks.push(t);
@@ -117,13 +118,21 @@ impl Sim {
                     send_us,
                     recv_us,
                     queue,
+                    loops,
                 } => {
+                    // hackbench -l: `loops` messages from each sender to
+                    // each receiver of its group.
+                    let msgs = match loops {
+                        0 => u64::MAX,
+                        l => u64::from(l).saturating_mul(u64::from(fds)),
+                    };
                     for _ in 0..groups {
                         let first_rx = self.tasks.len();
                         for _ in 0..fds {
-                            self.new_task(Kind::Receiver {
+                            let t = self.new_task(Kind::Receiver {
                                 recv_ns: recv_us * 1000,
                             });
+                            self.tasks[t].msgs_left = msgs;
                         }
                         for i in 0..fds {
                             let t = self.new_task(Kind::Sender {
@@ -133,10 +142,16 @@ impl Sim {
                                 queue,
                             });
                             self.tasks[t].next_rx = i as usize % fds as usize;
+                            self.tasks[t].msgs_left = msgs;
                             self.tasks[t].burst_left_ns =
                                 self.task_jitter_ns(t, send_us * 1000, 20);
                             runnable.push(t);
                         }
+                    }
+                    if loops > 0 {
+                        self.hb_live = self
+                            .hb_live
+                            .saturating_add(groups.saturating_mul(fds).saturating_mul(2));
                     }
                 }
             }
@@ -279,10 +294,20 @@ impl Sim {
                 self.tasks[t].next_rx = (self.tasks[t].next_rx + 1) % nr_rx.max(1);
                 self.tasks[t].burst_left_ns = self.task_jitter_ns(t, send_ns, 20);
                 self.deliver(t, rx, cpu);
+                if self.count_message(t) {
+                    self.hb_exit(cpu);
+                    return;
+                }
                 self.arm_burst(cpu);
             }
             Kind::Receiver { recv_ns } => {
                 self.stats.messages += 1;
+                // Its last message read: every sender of the group has
+                // written all of its, so none waits on this one.
+                if self.count_message(t) {
+                    self.hb_exit(cpu);
+                    return;
+                }
                 if let Some(s) =
                     (!self.tasks[t].waiters.is_empty()).then(|| self.tasks[t].waiters.remove(0))
                 {
@@ -299,6 +324,27 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// One message of a finite hackbench task written or read: true when
+    /// it was its last.
+    fn count_message(&mut self, t: usize) -> bool {
+        let left = &mut self.tasks[t].msgs_left;
+        if *left == u64::MAX {
+            return false;
+        }
+        *left = left.saturating_sub(1);
+        *left == 0
+    }
+
+    /// The running hackbench task on `cpu` exits: it blocks for good, and
+    /// the last one to go ends the run.
+    fn hb_exit(&mut self, cpu: u32) {
+        self.hb_live = self.hb_live.saturating_sub(1);
+        if self.hb_live == 0 {
+            self.ended_ns = Some(self.now_ns);
+        }
+        self.block_curr(cpu, State::Blocked);
     }
 
     /// A message from `from` (running on `cpu`) to `to`.
