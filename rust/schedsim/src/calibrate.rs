@@ -21,8 +21,10 @@
 //!
 //! Counters are compared per second: the guest's per run, divided by the
 //! run's wall time (`*_per_s` in the JSON), the model's over its simulated
-//! time. hackbench's `time_s` is, in the model, the messages hackbench
-//! sends (`groups x 20 x 20 x loops`) over the model's message rate.
+//! time. hackbench runs to its end in the model as in the guest (its
+//! `-l` loops, then every task exits): its `time_s` is when the last task
+//! exited, or, for a run cut at its cap, the messages hackbench sends
+//! (`groups x 20 x 20 x loops`) over the rate the model reached.
 
 pub mod effects;
 pub mod paired;
