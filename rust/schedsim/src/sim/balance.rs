@@ -1096,7 +1096,7 @@ mod tests {
             // The queued tasks of the busiest cluster barely ran.
             for c in 0..4 {
                 for t in s.rqs[c].queue.clone() {
-                    s.tasks[t].load = crate::pelt::Pelt::new(s.now_ns, 10);
+                    s.tasks[t].load = crate::pelt::Pelt::entity(s.now_ns, s.tasks[t].weight, 10);
                 }
             }
             let b = s.balance_rq(4, 1, IdleType::NotIdle);

@@ -353,11 +353,12 @@ impl Sim {
         self.pelt_sync_task(t);
         self.pelt_sync_rq(src);
         self.pelt_sync_rq(dst);
-        let (l, u) = (self.tasks[t].load.value(), self.tasks[t].util.value());
-        self.rqs[src as usize].load.sub(l);
-        self.rqs[src as usize].util.sub(u);
-        self.rqs[dst as usize].load.add(l);
-        self.rqs[dst as usize].util.add(u);
+        let (mut load, mut util) = (self.tasks[t].load, self.tasks[t].util);
+        self.rqs[src as usize].load.detach(&load);
+        self.rqs[src as usize].util.detach(&util);
+        self.rqs[dst as usize].load.attach(&mut load);
+        self.rqs[dst as usize].util.attach(&mut util);
+        (self.tasks[t].load, self.tasks[t].util) = (load, util);
     }
 
     /// Buddy bookkeeping: a pair split over two LLCs, or joined again.
