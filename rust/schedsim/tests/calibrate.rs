@@ -582,10 +582,10 @@ fn hackbench_follows_the_guest_across_groups_and_guests() {
 /// hackbench experiment of the guest run, then of the test data) with the
 /// least misfit ([`hackbench_misfit`]); each of its five constants halved
 /// or doubled, the others kept, fits worse (the fit 0.47 at seed 1 with
-/// hackbench run to its end, its ten neighbours 0.51 to 0.76; 0.40 +
-/// 0.17/2 and 0.54 to 0.74 with the fixed-length runs it was made on).
-/// Without the wakeup and switch costs (the per-message model's shape)
-/// it is 1.02.
+/// hackbench run to its end and PELT to the unit, its ten neighbours
+/// 0.50 to 0.76; 0.40 + 0.17/2 and 0.54 to 0.74 with the fixed-length
+/// runs it was made on). Without the wakeup and switch costs (the
+/// per-message model's shape) it is 1.03.
 #[test]
 fn the_hackbench_fit_beats_each_constant_halved_or_doubled() {
     let guest = parse_guest(&guest_json()).unwrap();
