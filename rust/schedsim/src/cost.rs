@@ -89,12 +89,13 @@ impl Default for CostModel {
 /// it (see [`TcgCost`]): fitted (`schedsim calibrate`, "The hackbench
 /// model, fitted" in `Documentation/schedsim.rst`) to the schedstat
 /// `sched_count` and task time (`rq_cpu_time`) of `make bench`'s hackbench
-/// runs of 2026-12-04 at 1, 2 and 4 groups on llc16 and 2 groups on the
-/// 8-vCPU guests.
+/// runs of 2026-12-04 on llc16 and the 8-vCPU guests
+/// (`calibrate::FIT_SEND_US` says how).
 pub const TCG_WAKEUP_HOST_NS: u64 = 20_000;
 /// The guest's context switch, in ns of the host thread (as
-/// [`TCG_WAKEUP_HOST_NS`]).
-pub const TCG_CTX_SWITCH_HOST_NS: u64 = 10_000;
+/// [`TCG_WAKEUP_HOST_NS`]; 10 us before the fit took TCG's turns in,
+/// `calibrate::FIT_SEND_US`).
+pub const TCG_CTX_SWITCH_HOST_NS: u64 = 14_000;
 
 /// How many times its modelled cost a newidle balance reads on the TCG
 /// guest's clock (`Config::lb_clock_factor`): the clock runs on while the

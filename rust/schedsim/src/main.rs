@@ -29,7 +29,7 @@ const USAGE: &str = "usage:
                  [--table rst|md] [--svg DIR] [--out FILE] [--seeds N]
                  [--max-ms N] [--hackbench SEND_US:RECV_US:QUEUE] [--flags LIST]
                  [--knobs LIST] [--tcg-cost WAKEUP_NS:SWITCH_NS]
-                 [--cost-ns NAME=NS,...] [--tcg-rr] [--lb-clock N]
+                 [--cost-ns NAME=NS,...] [--hw-tick] [--lb-clock N]
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
                  [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]
@@ -48,6 +48,7 @@ const USAGE: &str = "usage:
   --nohz      CONFIG_NO_HZ_IDLE: idle CPUs stop their tick and a kicked one
               balances for them (default: HZ_PERIODIC, the guest kernel's)
   --tcg-rr    tick as the TCG guest does: a busy vCPU only on its turn
+              (calibrate's default; --hw-tick there ticks as hardware)
   --lb-clock  a newidle balance reads N times its cost on the kernel's
               clock (1, hardware; the TCG guest's is about 300)";
 

@@ -474,12 +474,11 @@ fn row<'a>(cal: &'a Calibration, state: &str, metric: &str) -> &'a Row {
         .unwrap_or_else(|| panic!("no row {state} {metric}"))
 }
 
-/// Every hackbench experiment of the test data (llc16 at 1, 2 and 4
-/// groups, numa2 and smt2 at 2), one seed, both states.
+/// Every hackbench experiment of the test data (all of llc16, numa2, smt2
+/// and smt4: the fit's), three seeds (the fit's), both states.
 fn hackbench_opts(hackbench: HackbenchModel, tcg: TcgCost) -> Opts {
     Opts {
-        seeds: 1,
-        max_ms: 6_000,
+        seeds: 3,
         hackbench,
         tcg,
         ..Opts::default()
@@ -503,7 +502,7 @@ fn hackbench_misfit(cal: &Calibration) -> (f64, f64) {
             .filter_map(|r| r.ratio())
             .map(|q| q.ln().powi(2))
             .collect();
-        assert_eq!(v.len(), 10, "{metric}: 5 experiments x 2 states");
+        assert_eq!(v.len(), 52, "{metric}: 26 experiments x 2 states");
         (v.iter().sum::<f64>() / v.len() as f64).sqrt()
     };
     (rms("time_s"), rms("sched_count_per_s"))
@@ -546,9 +545,11 @@ fn hackbench_follows_the_guest_across_groups_and_guests() {
     // 2.1 times 1 group's; so, less than 4 times, must the model's.
     let growth = time("hb4_steal_llc16", "off").sim / time("hb1_steal_llc16", "off").sim;
     assert!(growth < 3.6, "4 groups over 1: {growth:.2}");
+    // Over all 26 experiments the fit reads 0.38 and 0.39 (the fit before
+    // TCG's turns, with hardware ticks, 0.44 and 0.39).
     let (t, sc) = hackbench_misfit(&cal);
     assert!(
-        t < 0.45 && sc < 0.3,
+        t < 0.45 && sc < 0.45,
         "log-RMS time {t:.3}, sched_count {sc:.3}"
     );
     // On effects: the fitted time (llc16's 1 group) is out of the
@@ -577,15 +578,14 @@ fn hackbench_follows_the_guest_across_groups_and_guests() {
     }
 }
 
-/// The fit is a point of a grid (host us a message sent and received, the
-/// receiver's queue, host ns a wakeup and a context switch; 1 seed, every
-/// hackbench experiment of the guest run, then of the test data) with the
-/// least misfit ([`hackbench_misfit`]); each of its five constants halved
-/// or doubled, the others kept, fits worse (the fit 0.47 at seed 1 with
-/// hackbench run to its end and PELT to the unit, its ten neighbours
-/// 0.50 to 0.76; 0.40 + 0.17/2 and 0.54 to 0.74 with the fixed-length
-/// runs it was made on). Without the wakeup and switch costs (the
-/// per-message model's shape) it is 1.03.
+/// The fit is the end of a coordinate search (host us a message sent and
+/// received, the receiver's queue, host ns a wakeup and a context switch;
+/// 3 seeds, every hackbench experiment of the guest run, which the test
+/// data holds, TCG's turns) with the least misfit ([`hackbench_misfit`]);
+/// each of its five constants halved or doubled, the others kept, fits
+/// worse (the fit 0.575, its ten neighbours 0.590 to 0.870; the queue,
+/// least pinned, 0.590 at 22 and 0.622 at 88). Without the wakeup and
+/// switch costs (the per-message model's shape) it is 1.16.
 #[test]
 fn the_hackbench_fit_beats_each_constant_halved_or_doubled() {
     let guest = parse_guest(&guest_json()).unwrap();

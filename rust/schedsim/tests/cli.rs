@@ -407,3 +407,54 @@ fn run_with_tcg_turns() {
     let (hw, tcg) = (switches(&[]), switches(&["--tcg-rr"]));
     assert!(tcg > 0 && tcg * 5 < hw, "hw {hw} tcg {tcg}");
 }
+
+/// `schedsim calibrate` takes TCG's turns by default (the guest is a TCG
+/// guest) and `--hw-tick` ticks as hardware instead: the same experiment
+/// and seeds read differently; `--tcg-rr`, `run`'s and `replay`'s switch,
+/// is not calibrate's and is refused, as is an unknown experiment.
+#[test]
+fn calibrate_takes_tcg_turns_unless_hw_tick() {
+    let guest = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/guest-bench-2026-12-04.json"
+    );
+    let dir = std::env::temp_dir().join(format!("schedsim-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = |name: &str, extra: &[&str]| {
+        let path = dir.join(name);
+        let p = path.to_str().unwrap();
+        let mut args = vec![
+            "calibrate",
+            "--guest",
+            guest,
+            "--topology",
+            "llc16",
+            "--experiment",
+            "hb2_steal_llc16",
+            "--seeds",
+            "1",
+            "--out",
+            p,
+        ];
+        args.extend_from_slice(extra);
+        let (code, stdout, err) = schedsim(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(stdout.contains("Direction:"), "{stdout}");
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let (tcg, hw) = (out("tcg.rst", &[]), out("hw.rst", &["--hw-tick"]));
+    assert!(tcg.contains("hb2_steal_llc16") && hw.contains("hb2_steal_llc16"));
+    assert_ne!(tcg, hw, "--hw-tick changed nothing");
+    assert_eq!(tcg, out("again.rst", &[]), "one seed, one answer");
+    let _ = std::fs::remove_dir_all(&dir);
+    for (args, needle) in [
+        (&["--tcg-rr"][..], "unknown argument '--tcg-rr'"),
+        (&["--experiment", "nope"][..], "no experiment that"),
+    ] {
+        let mut a = vec!["calibrate", "--guest", guest];
+        a.extend_from_slice(args);
+        let (code, _, err) = schedsim(&a);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

@@ -30,7 +30,9 @@ fn parse_hackbench(v: &str) -> Result<HackbenchModel, String> {
 /// `schedsim calibrate --guest FILE [--topology T] [--experiment E]
 /// [--table rst|md] [--svg DIR] [--out FILE] [--seeds N] [--max-ms N]
 /// [--hackbench S:R:Q] [--flags LIST] [--knobs LIST] [--cost-ns NAME=NS,...]
-/// [--tcg-cost WAKEUP_NS:SWITCH_NS] [--tcg-rr] [--lb-clock N]`.
+/// [--tcg-cost WAKEUP_NS:SWITCH_NS] [--hw-tick] [--lb-clock N]`; `--hw-tick`
+/// ticks every busy CPU every period, as hardware does, where the default
+/// takes the TCG guest's turns (`Opts::tcg_rr`).
 pub fn main(args: &[String]) -> Result<(), String> {
     use lexopt::Arg::{Long, Short, Value as Positional};
     let mut opts = Opts::default();
@@ -94,7 +96,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     ctx_switch_host_ns: f[1],
                 };
             }
-            Long("tcg-rr") => opts.tcg_rr = true,
+            Long("hw-tick") => opts.tcg_rr = false,
             Long("lb-clock") => {
                 opts.lb_clock_factor = super::parse_lb_clock(&val(&mut p, "lb-clock")?)?;
             }

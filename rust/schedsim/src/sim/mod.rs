@@ -154,7 +154,11 @@ pub struct Config {
     /// its tick at once. Off by default: hardware ticks every CPU. The
     /// guest shows it: its spinners on a shared CPU switch every 24-36 ms
     /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
-    /// "Replay against the guest").
+    /// "Replay against the guest"). A turn also ends when its vCPU halts or
+    /// sends an IPI (QEMU kicks the running vCPU for any interrupt it
+    /// raises), so a run that wakes across CPUs takes many turns a tick
+    /// period and its busy vCPUs all tick about on time
+    /// (`Sim::tcg_turn_end()`).
     pub tcg_rr: bool,
     /// How many times its cost a newidle balance reads on the kernel's
     /// clock (`sched_clock_cpu()` around `sched_balance_rq()`), which sets
@@ -530,6 +534,12 @@ pub struct Sim {
     tcg_round: Vec<u32>,
     /// `cfg.tcg_rr`: the order of each round.
     tcg_rng: Rng,
+    /// `cfg.tcg_rr`: turns that ended early since the last tick (a vCPU
+    /// halted or sent an IPI), each one more busy vCPU served.
+    tcg_turn_ends: u32,
+    /// `cfg.tcg_rr`: when QEMU's kick timer next ends a turn
+    /// ([`TCG_KICK_PERIOD_NS`]).
+    tcg_next_kick_ns: u64,
     /// The CPU in `go_idle()`, whose pick after a STEAL or newidle pull
     /// is still the `__schedule()` that found its queue empty (one
     /// `sched_count`, as `pick_next_task_fair()`'s retry in the kernel).
@@ -540,6 +550,11 @@ pub struct Sim {
     /// timer stops when it has reaped its last child.
     ended_ns: Option<u64>,
 }
+
+/// QEMU's `TCG_KICK_PERIOD` (`accel/tcg/tcg-accel-ops-rr.h`): single-threaded
+/// TCG kicks the running vCPU this often so that a vCPU that never exits
+/// cannot starve the others; each kick is one more turn (`Config::tcg_rr`).
+pub const TCG_KICK_PERIOD_NS: u64 = 100_000_000;
 
 /// FNV-1a, 64 bit, over the words of each traced event.
 fn fnv(mut h: u64, words: &[u64]) -> u64 {
@@ -674,6 +689,8 @@ impl Sim {
             nohz: nohz::Nohz::default(),
             tcg_round: Vec::new(),
             tcg_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 1),
+            tcg_turn_ends: 0,
+            tcg_next_kick_ns: TCG_KICK_PERIOD_NS,
             going_idle: None,
             hb_live: 0,
             ended_ns: None,
@@ -883,12 +900,58 @@ impl Sim {
         }
     }
 
+    /// `cfg.tcg_rr`: the running vCPU's turn ends before the next tick:
+    /// it halted (went idle) or raised an interrupt on another vCPU (a
+    /// wakeup's IPI). QEMU's round-robin loop (`rr_cpu_thread_fn()`) then
+    /// runs the next vCPU, which handles its pending tick.
+    pub(crate) fn tcg_turn_end(&mut self) {
+        if self.cfg.tcg_rr {
+            self.tcg_turn_ends = self.tcg_turn_ends.saturating_add(1);
+        }
+    }
+
+    /// `cfg.tcg_rr`: the busy vCPUs that have a turn in this tick period,
+    /// and so handle their tick: one, plus one for each turn that ended
+    /// early in the last period ([`Self::tcg_turn_end`]); every busy one
+    /// when there were as many turns as busy vCPUs.
+    fn tcg_served(&mut self) -> Vec<bool> {
+        let nr = self.cfg.topology.nr_cpus as usize;
+        let mut served = vec![false; nr];
+        let mut turns = std::mem::take(&mut self.tcg_turn_ends).saturating_add(1);
+        // The kick timer ends the running turn whatever else happens.
+        while self.now_ns >= self.tcg_next_kick_ns {
+            turns = turns.saturating_add(1);
+            self.tcg_next_kick_ns = self.tcg_next_kick_ns.saturating_add(TCG_KICK_PERIOD_NS);
+        }
+        let busy = (0..nr).filter(|&c| self.rqs[c].curr.is_some()).count();
+        if turns as usize >= busy {
+            for (c, s) in served.iter_mut().enumerate() {
+                *s = self.rqs[c].curr.is_some();
+            }
+            return served;
+        }
+        // Distinct vCPUs: a round that ends within the period starts the
+        // next, whose order may put a vCPU just served first again.
+        let mut n = 0;
+        while n < turns {
+            match self.tcg_next_turn() {
+                Some(c) if !served[c as usize] => {
+                    served[c as usize] = true;
+                    n += 1;
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        served
+    }
+
     /// `sched_tick()` on every CPU, in a seeded order.
     fn tick(&mut self) {
-        let turn = if self.cfg.tcg_rr {
-            self.tcg_next_turn()
+        let served = if self.cfg.tcg_rr {
+            self.tcg_served()
         } else {
-            None
+            Vec::new()
         };
         let mut order = std::mem::take(&mut self.order);
         self.tick_rng.shuffle(&mut order);
@@ -899,7 +962,10 @@ impl Sim {
                 continue;
             }
             // TCG: a busy vCPU waiting for its turn has its tick pending.
-            if self.cfg.tcg_rr && self.rqs[cpu as usize].curr.is_some() && turn != Some(cpu) {
+            if self.cfg.tcg_rr
+                && self.rqs[cpu as usize].curr.is_some()
+                && !served.get(cpu as usize).copied().unwrap_or(false)
+            {
                 continue;
             }
             // entity_tick(): update_curr(), which renews the deadline of a
@@ -1137,6 +1203,68 @@ mod tests {
         assert!(tcg * 5 < hw, "hw {hw} tcg {tcg}");
         // The CPUs stay as busy: only when the picks happen moves.
         assert!(tcg_busy * 100 >= hw_busy * 99, "{hw_busy} {tcg_busy}");
+    }
+
+    /// A tick period serves one busy vCPU, one more for each turn that
+    /// ended early (a halt, an IPI) and one more at each kick of QEMU's
+    /// timer; as many turns as busy vCPUs serve them all.
+    #[test]
+    fn tcg_turns_that_end_early_serve_more_vcpus() {
+        let (mut s, _, _) = two_on_cpu0();
+        s.cfg.tcg_rr = true;
+        let served = |s: &mut Sim| s.tcg_served().iter().filter(|&&x| x).count();
+        s.now_ns = 10_000_000;
+        assert_eq!(served(&mut s), 1);
+        for ends in [1, 3, 6] {
+            for _ in 0..ends {
+                s.tcg_turn_end();
+            }
+            assert_eq!(served(&mut s), ends + 1, "{ends} turns ended early");
+        }
+        for _ in 0..20 {
+            s.tcg_turn_end();
+        }
+        assert_eq!(served(&mut s), 8, "every busy vCPU, no more");
+        // The ends are used up at the tick that read them.
+        assert_eq!(served(&mut s), 1);
+        // The kick timer: one more turn once each 100 ms.
+        s.now_ns = TCG_KICK_PERIOD_NS;
+        assert_eq!(served(&mut s), 2);
+        assert_eq!(served(&mut s), 1);
+        // Hardware (no turns) counts nothing.
+        s.cfg.tcg_rr = false;
+        s.tcg_turn_end();
+        assert_eq!(s.tcg_turn_ends, 0);
+    }
+
+    /// Under hackbench a vCPU's turn ends at every halt and wakeup IPI, so
+    /// the busy vCPUs all tick about on time under TCG's turns: the
+    /// busy balancing the ticks drive stays within a fifth of hardware's.
+    #[test]
+    fn tcg_turns_end_at_halts_and_ipis() {
+        let balances = |wl: &str, tcg_rr: bool| {
+            let mut cfg = Config::new(
+                Topology::preset("2x4").unwrap(),
+                Workload::parse(wl).unwrap(),
+                1,
+                1_000_000_000,
+            );
+            cfg.tcg_rr = tcg_rr;
+            let r = Sim::new(cfg).run();
+            r.schedstat
+                .totals()
+                .get("lb_count_busy")
+                .copied()
+                .unwrap_or(0)
+        };
+        let (hw, tcg) = (
+            balances("hackbench:1", false),
+            balances("hackbench:1", true),
+        );
+        assert!(
+            hw > 100 && tcg * 5 >= hw * 4,
+            "hackbench: hw {hw} tcg {tcg}"
+        );
     }
 
     /// `TICK_NSEC`, and the tick events follow it.

@@ -441,6 +441,8 @@ impl Sim {
     pub(super) fn enter_idle(&mut self, cpu: u32) {
         if self.rqs[cpu as usize].curr.is_none() {
             self.rec_switch(cpu, None);
+            // The vCPU halts: under TCG its turn ends.
+            self.tcg_turn_end();
         }
         self.ss_goidle(cpu);
     }
