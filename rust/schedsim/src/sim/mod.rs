@@ -154,9 +154,9 @@ pub struct Config {
     /// its tick at once. Off by default: hardware ticks every CPU. The
     /// guest shows it: its spinners on a shared CPU switch every 24-36 ms
     /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
-    /// "Replay against the guest"). A turn also ends when its vCPU halts or
-    /// sends an IPI (QEMU kicks the running vCPU for any interrupt it
-    /// raises), so a run that wakes across CPUs takes many turns a tick
+    /// "Replay against the guest"). A turn also ends when its vCPU halts,
+    /// sends an IPI or takes a timer's interrupt (QEMU kicks the running
+    /// vCPU for any interrupt it raises), so a run that wakes across CPUs takes many turns a tick
     /// period and its busy vCPUs all tick about on time
     /// (`Sim::tcg_turn_end()`).
     pub tcg_rr: bool,

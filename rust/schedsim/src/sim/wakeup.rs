@@ -54,12 +54,16 @@ impl Sim {
         self.tasks[t].cpu = cpu;
         self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
         self.rec_wakeup(t, cpu);
-        // An idle target is woken by an IPI (the wake list, or the resched
-        // of its idle task), a busy one only when the wakee preempts it.
+        // Under TCG a turn ends at any interrupt QEMU raises: a timer's
+        // (a wakeup with no waker) or an IPI. An idle target is woken by
+        // an IPI (the wake list, or the resched of its idle task), a busy
+        // one only when the wakee preempts it.
         let curr_before = self.rqs[cpu as usize].curr;
         self.activate(t, cpu);
         let rq = &self.rqs[cpu as usize];
-        if cpu != here && (curr_before.is_none() || rq.curr != curr_before || rq.need_resched) {
+        let ipi =
+            cpu != here && (curr_before.is_none() || rq.curr != curr_before || rq.need_resched);
+        if waker.is_none() || ipi {
             self.tcg_turn_end();
         }
     }
