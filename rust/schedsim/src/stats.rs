@@ -15,6 +15,14 @@ use crate::flags::Knobs;
 pub struct Stats {
     /// Context switches.
     pub context_switches: u64,
+    /// Replay (`sim/replay.rs`): a script's wake that found its wakee not
+    /// blocked on it, kept as a token its next block takes, with the
+    /// wakee queued on a CPU, waiting to run.
+    pub replay_wakes_queued: u64,
+    /// ... with the wakee running, mid-burst.
+    pub replay_wakes_running: u64,
+    /// ... with the wakee asleep on a timer (or exited).
+    pub replay_wakes_other: u64,
     /// Task migrations of every kind.
     pub migrations: u64,
     /// Migrations at wakeup (placement on another CPU).

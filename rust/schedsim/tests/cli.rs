@@ -213,6 +213,23 @@ fn replay_a_hackbench_start() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let r = &v[0]["replay"];
     assert_eq!(r["topology"], "smt2");
+    // Every wake of the guest's script is a wakeup in the model or one
+    // that found its wakee not yet blocked (queued or running: the model
+    // behind the guest's schedule), kept as a token: together they are
+    // the guest's wakeups, to the few the cut trace leaves undone.
+    let early: Vec<u64> = (0..3)
+        .map(|i| r["model_early_wakes"][i].as_u64().unwrap())
+        .collect();
+    let (gw, mw) = (
+        r["guest"]["wakeups"].as_u64().unwrap(),
+        r["model"]["wakeups"].as_u64().unwrap(),
+    );
+    assert!(early[0] + early[1] > 0, "{early:?}");
+    let sum = mw + early.iter().sum::<u64>();
+    assert!(
+        sum.abs_diff(gw) * 100 <= gw * 3,
+        "guest {gw}, model {mw} + {early:?}"
+    );
     assert_eq!(r["tasks"], 81);
     let g = r["guest"]["task_cpu_ns"].as_f64().unwrap();
     let m = r["model"]["task_cpu_ns"].as_f64().unwrap();

@@ -74,6 +74,10 @@ pub struct Replayed {
     pub steal_guest: (u64, u64),
     /// See `steal_guest`.
     pub steal_model: (u64, u64),
+    /// The model's wakes that found their wakee not yet blocked, where
+    /// the guest's wakee had (`Stats::replay_wakes_*`): (queued, running,
+    /// other).
+    pub model_early_wakes: (u64, u64, u64),
     /// The model's run as events (`schedsim replay --model-trace`).
     #[serde(skip)]
     pub model_events: Vec<super::trace::Event>,
@@ -133,13 +137,8 @@ fn model_config(
     cfg
 }
 
-/// The replay, recorded and measured: its trace hash, measures, events
-/// and STEAL's (tried, stolen).
-fn run_model(
-    mut cfg: Config,
-    topo: &Topology,
-    scripts: &[super::script::Script],
-) -> (u64, Metrics, Vec<super::trace::Event>, (u64, u64)) {
+/// The replay, recorded and measured ([`ModelRun`]).
+fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]) -> ModelRun {
     cfg.record_events = true;
     let (result, events) = Sim::new(cfg).run_recorded();
     // The workload's scripts only: replayed kthreads are not measured.
@@ -149,14 +148,34 @@ fn run_model(
         .filter(|(s, _)| !s.kthread)
         .map(|(_, pid)| pid)
         .collect();
-    let m = measure(&events, topo, &measured);
+    let metrics = measure(&events, topo, &measured);
     let st = &result.schedstat.module;
-    (
-        result.trace_hash,
-        m,
+    let s = &result.stats;
+    ModelRun {
+        hash: result.trace_hash,
+        metrics,
         events,
-        (st.steal_tried, st.steal_stolen),
-    )
+        steal: (st.steal_tried, st.steal_stolen),
+        early_wakes: (
+            s.replay_wakes_queued,
+            s.replay_wakes_running,
+            s.replay_wakes_other,
+        ),
+    }
+}
+
+/// What [`run_model`] measured of one replay.
+struct ModelRun {
+    /// The run's trace hash (a flipped rule's run is compared with it).
+    hash: u64,
+    /// Its measures, as the guest's are taken.
+    metrics: Metrics,
+    /// Its events, for `--model-trace`.
+    events: Vec<super::trace::Event>,
+    /// STEAL's (tried, stolen).
+    steal: (u64, u64),
+    /// `Replayed::model_early_wakes`.
+    early_wakes: (u64, u64, u64),
 }
 
 /// How to run a replay.
@@ -254,7 +273,13 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         ..steal
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, cost);
-    let (hash, model, model_events, steal_model) = run_model(cfg, &topo, &scripts);
+    let ModelRun {
+        hash,
+        metrics: model,
+        events: model_events,
+        steal: steal_model,
+        early_wakes: model_early_wakes,
+    } = run_model(cfg, &topo, &scripts);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
         None
@@ -290,6 +315,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
+        model_early_wakes,
         model_events,
     })
 }

@@ -165,6 +165,14 @@ pub fn table(all: &[Replayed]) -> String {
                 r.unknown_features.join(" ")
             );
         }
+        let (q, run, other) = r.model_early_wakes;
+        let early = q.saturating_add(run).saturating_add(other);
+        if early > 0 {
+            let _ = writeln!(
+                s,
+                "   model: {early} wakes found the wakee not yet blocked (queued {q}, running {run}, other {other})"
+            );
+        }
         let _ = writeln!(
             s,
             "   {:<28} {:>10} {:>10} {:>7}  within 20%",
@@ -192,6 +200,22 @@ pub fn table(all: &[Replayed]) -> String {
     let _ = writeln!(
         s,
         "per-level migrations and LLC placement within 20% of the guest: {within} of {scored} rows"
+    );
+    let early = all.iter().fold((0u64, 0u64, 0u64), |a, r| {
+        let (q, run, o) = r.model_early_wakes;
+        (
+            a.0.saturating_add(q),
+            a.1.saturating_add(run),
+            a.2.saturating_add(o),
+        )
+    });
+    let _ = writeln!(
+        s,
+        "model wakes that found the wakee not yet blocked (the guest's had): {} (queued {}, running {}, other {})",
+        early.0.saturating_add(early.1).saturating_add(early.2),
+        early.0,
+        early.1,
+        early.2
     );
     s.push_str(&summary(all));
     for (off, on) in pairs(all) {

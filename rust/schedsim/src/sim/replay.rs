@@ -255,6 +255,15 @@ impl Sim {
                         self.tasks[u].burst_left_ns = 0;
                         self.wake(u, Some((cpu, t)), self.replay.scripts[id].sync_wakes);
                     } else {
+                        // Where the wakee is when the guest's wakee had
+                        // already blocked: how far the model's schedule
+                        // runs behind the guest's (`schedsim replay`).
+                        let n = match self.tasks[u].state {
+                            State::Runnable => &mut self.stats.replay_wakes_queued,
+                            State::Running => &mut self.stats.replay_wakes_running,
+                            State::Sleeping | State::Blocked => &mut self.stats.replay_wakes_other,
+                        };
+                        *n = n.saturating_add(1);
                         self.replay.tokens[j] = self.replay.tokens[j].saturating_add(1);
                     }
                 }
