@@ -68,6 +68,13 @@ pub struct Metrics {
     pub idle_wakeups: u64,
     /// See `idle_wakeups`.
     pub idle_wakeup_latency_ns: u64,
+    /// Wakeups of workload tasks onto a CPU that runs something, and the
+    /// median time from their `U` to the switch to them (wherever a
+    /// balancer has taken them meanwhile), ns: how long a woken task
+    /// queues before it runs.
+    pub busy_wakeups: u64,
+    /// See `busy_wakeups`.
+    pub busy_wakeup_latency_ns: u64,
     /// The span measured, ns (first to last event).
     pub span_ns: u64,
     /// CPUs.
@@ -200,6 +207,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // Wakees placed on an idle CPU: when, to measure until they run.
     let mut woke_idle: HashMap<u32, (u32, u64)> = HashMap::new();
     let mut latencies: Vec<u64> = Vec::new();
+    // Wakees placed on a busy CPU: when, to measure until they run.
+    let mut woke_busy: HashMap<u32, u64> = HashMap::new();
+    let mut busy_latencies: Vec<u64> = Vec::new();
     let first = events.first().map_or(0, |e| e.ts_ns);
     let last = events.iter().map(|e| e.ts_ns).max().unwrap_or(first);
     let mut now = first;
@@ -252,6 +262,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                             latencies.push(ts.saturating_sub(at));
                         }
                     }
+                    if let Some(at) = woke_busy.remove(&next) {
+                        busy_latencies.push(ts.saturating_sub(at));
+                    }
                 }
                 cur[cpu] = next;
             }
@@ -298,6 +311,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 m.wakeups += 1;
                 if cur.get(target as usize) == Some(&0) {
                     woke_idle.insert(pid, (target, ts));
+                } else {
+                    woke_busy.insert(pid, ts);
                 }
                 if let Some((wcpu, by_task, moved_from)) = waking.remove(&pid) {
                     if by_task {
@@ -320,6 +335,12 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     latencies.sort_unstable();
     m.idle_wakeups = latencies.len() as u64;
     m.idle_wakeup_latency_ns = latencies.get(latencies.len() / 2).copied().unwrap_or(0);
+    busy_latencies.sort_unstable();
+    m.busy_wakeups = busy_latencies.len() as u64;
+    m.busy_wakeup_latency_ns = busy_latencies
+        .get(busy_latencies.len() / 2)
+        .copied()
+        .unwrap_or(0);
     m
 }
 
@@ -374,6 +395,27 @@ mod tests {
         // 10 ran 0-500 and 600-1000, 11 ran 120-1000.
         assert_eq!(m.task_cpu_ns, 500 + 400 + 880);
         assert_eq!(m.span_ns, 1000);
+    }
+
+    /// A task woken onto a busy CPU waits until it is switched in,
+    /// wherever a balancer took it meanwhile; one woken onto an idle CPU
+    /// counts as the idle wakeup latency instead.
+    #[test]
+    fn wakeup_to_run_on_a_busy_cpu() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n0 0 T 13 w\n\
+             0 0 S 0 R 10\n0 1 S 0 R 0\n0 2 S 0 R 0\n\
+             100 0 W 11 0 t\n100 0 U 11 0\n130 0 S 10 R 11\n\
+             200 0 W 12 0 t\n200 0 U 12 0\n210 0 M 12 0 1\n260 1 S 0 R 12\n\
+             300 0 W 13 2 t\n300 2 U 13 2\n305 2 S 0 R 13\n400 0 S 11 S 10\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        // 11: 100 -> 130 on CPU 0; 12: 200 -> 260, moved to CPU 1.
+        assert_eq!((m.busy_wakeups, m.busy_wakeup_latency_ns), (2, 60));
+        assert_eq!((m.idle_wakeups, m.idle_wakeup_latency_ns), (1, 5));
     }
 
     #[test]

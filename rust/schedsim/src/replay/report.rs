@@ -94,6 +94,13 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
             m.idle_wakeup_latency_ns as f64 / 1e3,
         ));
     }
+    if g.busy_wakeups > 0 || m.busy_wakeups > 0 {
+        out.push(row(
+            "wakeup to run, busy CPU, us".into(),
+            g.busy_wakeup_latency_ns as f64 / 1e3,
+            m.busy_wakeup_latency_ns as f64 / 1e3,
+        ));
+    }
     let (gt, gs) = r.steal_guest;
     let (mt, ms) = r.steal_model;
     if gt > 0 || mt > 0 {
