@@ -100,6 +100,11 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
             g.busy_wakeup_latency_ns as f64 / 1e3,
             m.busy_wakeup_latency_ns as f64 / 1e3,
         ));
+        out.push(row(
+            "wakeup to run, busy, p90 us".into(),
+            g.busy_wakeup_latency_p90_ns as f64 / 1e3,
+            m.busy_wakeup_latency_p90_ns as f64 / 1e3,
+        ));
     }
     let (gt, gs) = r.steal_guest;
     let (mt, ms) = r.steal_model;
