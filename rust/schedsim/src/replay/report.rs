@@ -6,6 +6,7 @@
 //! states, each measure's on/off ratio in the guest and in the model.
 
 use super::compare::Replayed;
+use super::metrics::Metrics;
 use std::fmt::Write as _;
 
 /// How close "agrees" is: the model within 20% of the guest.
@@ -87,23 +88,27 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
         g.wasted_frac(),
         m.wasted_frac(),
     ));
+    // A row of one field of both sides, in `unit` ns (1e3: us, 1e6: ms).
+    let field = |name: &str, f: fn(&Metrics) -> u64, unit: f64| {
+        row(name.into(), f(g) as f64 / unit, f(m) as f64 / unit)
+    };
     if g.idle_wakeups > 0 || m.idle_wakeups > 0 {
-        out.push(row(
-            "wakeup to idle CPU, us".into(),
-            g.idle_wakeup_latency_ns as f64 / 1e3,
-            m.idle_wakeup_latency_ns as f64 / 1e3,
+        out.push(field(
+            "wakeup to idle CPU, us",
+            |x| x.idle_wakeup_latency_ns,
+            1e3,
         ));
     }
     if g.busy_wakeups > 0 || m.busy_wakeups > 0 {
-        out.push(row(
-            "wakeup to run, busy CPU, us".into(),
-            g.busy_wakeup_latency_ns as f64 / 1e3,
-            m.busy_wakeup_latency_ns as f64 / 1e3,
+        out.push(field(
+            "wakeup to run, busy CPU, us",
+            |x| x.busy_wakeup_latency_ns,
+            1e3,
         ));
-        out.push(row(
-            "wakeup to run, busy, p90 us".into(),
-            g.busy_wakeup_latency_p90_ns as f64 / 1e3,
-            m.busy_wakeup_latency_p90_ns as f64 / 1e3,
+        out.push(field(
+            "wakeup to run, busy, p90 us",
+            |x| x.busy_wakeup_latency_p90_ns,
+            1e3,
         ));
     }
     let (gt, gs) = r.steal_guest;
@@ -114,22 +119,10 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
         out.push(row("STEAL tries".into(), gt as f64, mt as f64));
     }
     out.push(row("idle".into(), g.idle_frac(), m.idle_frac()));
-    out.push(row("wakeups".into(), g.wakeups as f64, m.wakeups as f64));
-    out.push(row(
-        "context switches".into(),
-        g.switches as f64,
-        m.switches as f64,
-    ));
-    out.push(row(
-        "task CPU ms".into(),
-        g.task_cpu_ns as f64 / 1e6,
-        m.task_cpu_ns as f64 / 1e6,
-    ));
-    out.push(row(
-        "span ms".into(),
-        g.span_ns as f64 / 1e6,
-        m.span_ns as f64 / 1e6,
-    ));
+    out.push(field("wakeups", |x| x.wakeups, 1.0));
+    out.push(field("context switches", |x| x.switches, 1.0));
+    out.push(field("task CPU ms", |x| x.task_cpu_ns, 1e6));
+    out.push(field("span ms", |x| x.span_ns, 1e6));
     out
 }
 
