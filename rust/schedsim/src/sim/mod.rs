@@ -156,9 +156,9 @@ pub struct Config {
     /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
     /// "Replay against the guest"). A turn also ends when its vCPU halts,
     /// sends an IPI or takes a timer's interrupt (QEMU kicks the running
-    /// vCPU for any interrupt it raises), so a run that wakes across CPUs takes many turns a tick
-    /// period and its busy vCPUs all tick about on time
-    /// (`Sim::tcg_turn_end()`).
+    /// vCPU for any interrupt it raises), so a run that wakes across CPUs
+    /// takes many turns a tick period and its busy vCPUs all tick about on
+    /// time (`Sim::tcg_turn_end()`).
     pub tcg_rr: bool,
     /// How many times its cost a newidle balance reads on the kernel's
     /// clock (`sched_clock_cpu()` around `sched_balance_rq()`), which sets
@@ -535,7 +535,8 @@ pub struct Sim {
     /// `cfg.tcg_rr`: the order of each round.
     tcg_rng: Rng,
     /// `cfg.tcg_rr`: turns that ended early since the last tick (a vCPU
-    /// halted or sent an IPI), each one more busy vCPU served.
+    /// halted, sent an IPI or took a timer's interrupt), each one more
+    /// busy vCPU served.
     tcg_turn_ends: u32,
     /// `cfg.tcg_rr`: when QEMU's kick timer next ends a turn
     /// ([`TCG_KICK_PERIOD_NS`]).
@@ -901,9 +902,10 @@ impl Sim {
     }
 
     /// `cfg.tcg_rr`: the running vCPU's turn ends before the next tick:
-    /// it halted (went idle) or raised an interrupt on another vCPU (a
-    /// wakeup's IPI). QEMU's round-robin loop (`rr_cpu_thread_fn()`) then
-    /// runs the next vCPU, which handles its pending tick.
+    /// it halted (went idle), raised an interrupt on another vCPU (a
+    /// wakeup's IPI) or took a timer's. QEMU's round-robin loop
+    /// (`rr_cpu_thread_fn()`) then runs the next vCPU, which handles its
+    /// pending tick.
     pub(crate) fn tcg_turn_end(&mut self) {
         if self.cfg.tcg_rr {
             self.tcg_turn_ends = self.tcg_turn_ends.saturating_add(1);
@@ -1179,20 +1181,25 @@ mod tests {
         assert_eq!(s.tcg_next_turn(), None);
     }
 
+    /// `wl` on guittot's 2x4 for `ms`, seed 1, with TCG's turns or not.
+    fn run_2x4(wl: &str, ms: u64, tcg_rr: bool) -> RunResult {
+        let mut cfg = Config::new(
+            Topology::preset("2x4").unwrap(),
+            Workload::parse(wl).unwrap(),
+            1,
+            ms * 1_000_000,
+        );
+        cfg.tcg_rr = tcg_rr;
+        Sim::new(cfg).run()
+    }
+
     /// Under TCG's turns 9 spinners on 2x4 switch once a round of the 8
     /// busy vCPUs (32 ms at HZ 250), not at each tick past the slice: the
     /// guest's spinners switch every 24-36 ms (`make replay`, guittot).
     #[test]
     fn tcg_turns_make_spinners_switch_once_a_round() {
         let switches = |tcg_rr: bool| {
-            let mut cfg = Config::new(
-                Topology::preset("2x4").unwrap(),
-                Workload::parse("fairness:9").unwrap(),
-                1,
-                2_000_000_000,
-            );
-            cfg.tcg_rr = tcg_rr;
-            let r = Sim::new(cfg).run();
+            let r = run_2x4("fairness:9", 2_000, tcg_rr);
             (r.stats.context_switches, r.busy_ns)
         };
         let (hw, hw_busy) = switches(false);
@@ -1243,15 +1250,8 @@ mod tests {
     #[test]
     fn tcg_turns_end_at_halts_and_ipis() {
         let balances = |wl: &str, tcg_rr: bool| {
-            let mut cfg = Config::new(
-                Topology::preset("2x4").unwrap(),
-                Workload::parse(wl).unwrap(),
-                1,
-                1_000_000_000,
-            );
-            cfg.tcg_rr = tcg_rr;
-            let r = Sim::new(cfg).run();
-            r.schedstat
+            run_2x4(wl, 1_000, tcg_rr)
+                .schedstat
                 .totals()
                 .get("lb_count_busy")
                 .copied()
