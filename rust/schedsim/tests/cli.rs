@@ -187,9 +187,18 @@ fn replay_reports_guest_and_model() {
     assert!(out.contains("-- x5472 stream_busy_llc2: on/off, guest against model"));
     // A measure whose guest counted none in every trace has no ratio to
     // summarise: "-", not NaN.
-    assert!(
+    // Its columns: rows, within, as the control, median, range, the
+    // control's median (the model's own run had some: 1.00).
+    let summary = |name: &str| {
         out.lines()
-            .any(|l| l.starts_with("migrations balance PKG") && l.trim_end().ends_with('-')),
+            .skip_while(|l| !l.starts_with("measure, every trace"))
+            .find(|l| l.starts_with(name))
+            .map(|l| l[name.len()..].split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        summary("migrations balance PKG"),
+        ["1", "0", "0", "-", "-", "1.00"],
         "{out}"
     );
     assert!(!out.contains("NaN"), "{out}");
@@ -217,18 +226,31 @@ fn replay_a_hackbench_start() {
     // that found its wakee not yet blocked (queued or running: the model
     // behind the guest's schedule), kept as a token: together they are
     // the guest's wakeups, to the few the cut trace leaves undone.
-    let early: Vec<u64> = (0..3)
-        .map(|i| r["model_early_wakes"][i].as_u64().unwrap())
-        .collect();
-    let (gw, mw) = (
-        r["guest"]["wakeups"].as_u64().unwrap(),
-        r["model"]["wakeups"].as_u64().unwrap(),
-    );
-    assert!(early[0] + early[1] > 0, "{early:?}");
-    let sum = mw + early.iter().sum::<u64>();
+    let early = |who: &str| -> Vec<u64> {
+        ["queued", "running", "other"]
+            .iter()
+            .map(|k| r[format!("{who}_early_wakes")][k].as_u64().unwrap())
+            .collect()
+    };
+    let wakeups = |who: &str| r[who]["wakeups"].as_u64().unwrap();
+    let (gw, mw, cw) = (wakeups("guest"), wakeups("model"), wakeups("control"));
+    let (me, ce) = (early("model"), early("control"));
+    assert!(me[0] + me[1] > 0, "{me:?}");
+    let sum = mw + me.iter().sum::<u64>();
     assert!(
         sum.abs_diff(gw) * 100 <= gw * 3,
-        "guest {gw}, model {mw} + {early:?}"
+        "guest {gw}, model {mw} + {me:?}"
+    );
+    // The control (the model's own run replayed into it) loses its
+    // wakeups the same way, one way only: its wakeups and its early
+    // wakes are the model's wakeups, and some wakes are early although
+    // the model is, there, the recorded system itself.
+    assert!(ce[0] + ce[1] > 0, "{ce:?}");
+    assert!(cw < mw, "control {cw}, model {mw}");
+    let sum = cw + ce.iter().sum::<u64>();
+    assert!(
+        sum.abs_diff(mw) * 100 <= mw * 3,
+        "model {mw}, control {cw} + {ce:?}"
     );
     assert_eq!(r["tasks"], 81);
     let g = r["guest"]["task_cpu_ns"].as_f64().unwrap();

@@ -11,6 +11,16 @@
 //! changed the model's decisions is asked the way the module's differs
 //! counters ask it of the kernel's: the same replay with the rule flipped,
 //! and whether any decision (the run's trace hash) came out different.
+//!
+//! The control: the model's own run, recorded, is replayed into the model
+//! again the same way and measured against that run. Replay keeps the
+//! guest's causal order but not its schedule: a wake that finds its wakee
+//! not yet blocked is a token, its block is skipped, and a wakeup and two
+//! switches are gone; a wake that comes late only makes the block longer.
+//! Any schedule that drifts from the recorded one loses wakeups that way,
+//! and the moves they would have made, one way only. The control measures
+//! that loss where the model is the recorded system exactly, so that a
+//! gap to the guest can be told from what replay itself does.
 
 use super::metrics::{measure, workload_pids, Metrics};
 use super::script::{extract, percpu_kthread_pids};
@@ -75,12 +85,48 @@ pub struct Replayed {
     /// See `steal_guest`.
     pub steal_model: (u64, u64),
     /// The model's wakes that found their wakee not yet blocked, where
-    /// the guest's wakee had (`Stats::replay_wakes_*`): (queued, running,
-    /// other).
-    pub model_early_wakes: (u64, u64, u64),
+    /// the guest's wakee had (`Stats::replay_wakes_*`).
+    pub model_early_wakes: EarlyWakes,
+    /// The control: the model's own run replayed into the model, measured
+    /// as `model` is (its "guest" is `model`).
+    pub control: Metrics,
+    /// STEAL's (tried, stolen) in the control.
+    pub steal_control: (u64, u64),
+    /// The control's wakes that found their wakee not yet blocked.
+    pub control_early_wakes: EarlyWakes,
     /// The model's run as events (`schedsim replay --model-trace`).
     #[serde(skip)]
     pub model_events: Vec<super::trace::Event>,
+}
+
+/// Where a replay's wakes found a wakee that the recorded run had already
+/// blocked: each was kept as a token and its block skipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EarlyWakes {
+    /// Runnable, waiting for its CPU.
+    pub queued: u64,
+    /// Running, mid-burst.
+    pub running: u64,
+    /// Neither (sleeping on a timer, or blocked on another wake).
+    pub other: u64,
+}
+
+impl EarlyWakes {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.queued
+            .saturating_add(self.running)
+            .saturating_add(self.other)
+    }
+
+    /// The sum of two counts.
+    pub fn plus(&self, o: &Self) -> Self {
+        Self {
+            queued: self.queued.saturating_add(o.queued),
+            running: self.running.saturating_add(o.running),
+            other: self.other.saturating_add(o.other),
+        }
+    }
 }
 
 /// The rule an experiment flips: a flag experiment's last `+` part, a
@@ -156,11 +202,11 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
         metrics,
         events,
         steal: (st.steal_tried, st.steal_stolen),
-        early_wakes: (
-            s.replay_wakes_queued,
-            s.replay_wakes_running,
-            s.replay_wakes_other,
-        ),
+        early_wakes: EarlyWakes {
+            queued: s.replay_wakes_queued,
+            running: s.replay_wakes_running,
+            other: s.replay_wakes_other,
+        },
     }
 }
 
@@ -175,7 +221,7 @@ struct ModelRun {
     /// STEAL's (tried, stolen).
     steal: (u64, u64),
     /// `Replayed::model_early_wakes`.
-    early_wakes: (u64, u64, u64),
+    early_wakes: EarlyWakes,
 }
 
 /// How to run a replay.
@@ -280,6 +326,21 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         steal: steal_model,
         early_wakes: model_early_wakes,
     } = run_model(cfg, &topo, &scripts);
+    // The control: the same model on its own record, as the guest's was
+    // read (the pids are the scripts' indices + 1).
+    let recorded: HashSet<u32> = (1u32..).take(scripts.len()).collect();
+    let mut own = extract(&model_events, &recorded);
+    for s in &mut own {
+        s.kthread = s
+            .pid
+            .checked_sub(1)
+            .and_then(|i| scripts.get(i as usize))
+            .is_some_and(|o| o.kthread);
+    }
+    let own = Rc::new(own);
+    let own_ns = model.span_ns.saturating_mul(4).max(50_000_000);
+    let cfg = model_config(&topo, &own, flags, knobs, opts, own_ns, cost);
+    let control = run_model(cfg, &topo, &own);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {
         None
@@ -316,6 +377,9 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
         model_early_wakes,
+        control: control.metrics,
+        steal_control: control.steal,
+        control_early_wakes: control.early_wakes,
         model_events,
     })
 }
@@ -408,6 +472,15 @@ mod tests {
         let ratio = r.model.task_cpu_ns as f64 / r.guest.task_cpu_ns as f64;
         assert!((0.99..1.10).contains(&ratio), "{ratio}");
         assert!(r.unknown_features.is_empty(), "{:?}", r.unknown_features);
+        // The control replays the model's own run: a strict ping-pong
+        // cannot drift (each wake is the only thing that can run the
+        // wakee), so nothing is lost and the control is the run again.
+        assert_eq!(r.model_early_wakes, EarlyWakes::default());
+        assert_eq!(r.control_early_wakes, EarlyWakes::default());
+        assert_eq!(r.control.wakeups, r.model.wakeups);
+        assert_eq!(r.control.migrations, r.model.migrations);
+        let ratio = r.control.task_cpu_ns as f64 / r.model.task_cpu_ns as f64;
+        assert!((0.99..1.10).contains(&ratio), "{ratio}");
     }
 
     #[test]

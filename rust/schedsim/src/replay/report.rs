@@ -2,10 +2,12 @@
 
 //! The replay report: per trace, each measure in the guest and the
 //! model, their ratio and whether it lies within 20% (issue 32's goal
-//! for migrations per level and LLC placement); per experiment with both
-//! states, each measure's on/off ratio in the guest and in the model.
+//! for migrations per level and LLC placement), beside the control's
+//! ratio (the model's own run replayed, against that run: what replay
+//! does to a run it has exactly); per experiment with both states, each
+//! measure's on/off ratio in the guest and in the model.
 
-use super::compare::Replayed;
+use super::compare::{EarlyWakes, Replayed};
 use super::metrics::Metrics;
 use std::fmt::Write as _;
 
@@ -25,6 +27,12 @@ pub struct Row {
     pub ratio: Option<f64>,
     /// Within [`TOLERANCE`] (both 0 counts as within).
     pub within: bool,
+    /// The control's ratio of the same measure: the model's own run
+    /// replayed, over that run (None: not computed, or the run's is 0).
+    pub control: Option<f64>,
+    /// Not `within`, but `ratio` within [`TOLERANCE`] of `control`: a
+    /// gap the size of what replay makes of a run it has exactly.
+    pub as_control: bool,
 }
 
 fn row(metric: String, guest: f64, model: f64) -> Row {
@@ -39,12 +47,41 @@ fn row(metric: String, guest: f64, model: f64) -> Row {
         model,
         ratio,
         within,
+        control: None,
+        as_control: false,
     }
 }
 
-/// The rows of one replay.
+/// The rows of one replay: the model against the guest.
 pub fn rows(r: &Replayed) -> Vec<Row> {
-    let (g, m) = (&r.guest, &r.model);
+    let control = control_rows(r);
+    let mut out = compare(&r.guest, &r.model, r.steal_guest, r.steal_model);
+    for row in &mut out {
+        row.control = control
+            .iter()
+            .find(|c| c.metric == row.metric)
+            .and_then(|c| c.ratio);
+        row.as_control = !row.within
+            && matches!((row.ratio, row.control), (Some(a), Some(c))
+                if c > 0.0 && (a / c - 1.0).abs() <= TOLERANCE);
+    }
+    out
+}
+
+/// The control's rows: the model's own run replayed, against that run.
+pub fn control_rows(r: &Replayed) -> Vec<Row> {
+    compare(&r.model, &r.control, r.steal_model, r.steal_control)
+}
+
+/// Whether a row is one of issue 32's goal: migrations per level, LLC
+/// placement.
+pub fn graded(metric: &str) -> bool {
+    metric.starts_with("migrations") || metric == "wakeups in waker's LLC"
+}
+
+/// The rows of a run `m` against the run `g` it replayed; STEAL's (tried,
+/// stolen) of each.
+fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -> Vec<Row> {
     let mut out = Vec::new();
     let levels = &g.migrations.levels;
     for (k, name) in levels.iter().enumerate() {
@@ -111,8 +148,8 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
             1e3,
         ));
     }
-    let (gt, gs) = r.steal_guest;
-    let (mt, ms) = r.steal_model;
+    let (gt, gs) = steal_g;
+    let (mt, ms) = steal_m;
     if gt > 0 || mt > 0 {
         let frac = |s: u64, t: u64| s as f64 / (t as f64).max(1.0);
         out.push(row("STEAL success".into(), frac(gs, gt), frac(ms, mt)));
@@ -124,6 +161,21 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
     out.push(field("task CPU ms", |x| x.task_cpu_ns, 1e6));
     out.push(field("span ms", |x| x.span_ns, 1e6));
     out
+}
+
+fn ratio(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{x:.2}"))
+}
+
+/// "yes", "no", or "control" (not within, but as the control).
+fn verdict(row: &Row) -> &'static str {
+    if row.within {
+        "yes"
+    } else if row.as_control {
+        "no, as control"
+    } else {
+        "no"
+    }
 }
 
 fn num(v: f64) -> String {
@@ -138,6 +190,7 @@ fn num(v: f64) -> String {
 pub fn table(all: &[Replayed]) -> String {
     let mut s = String::new();
     let mut within = 0usize;
+    let mut as_control = 0usize;
     let mut scored = 0usize;
     for r in all {
         let _ = writeln!(
@@ -170,58 +223,66 @@ pub fn table(all: &[Replayed]) -> String {
                 r.unknown_features.join(" ")
             );
         }
-        let (q, run, other) = r.model_early_wakes;
-        let early = q.saturating_add(run).saturating_add(other);
-        if early > 0 {
-            let _ = writeln!(
-                s,
-                "   model: {early} wakes found the wakee not yet blocked (queued {q}, running {run}, other {other})"
-            );
+        for (who, e) in [
+            ("model", &r.model_early_wakes),
+            ("control", &r.control_early_wakes),
+        ] {
+            if e.total() > 0 {
+                let _ = writeln!(
+                    s,
+                    "   {who}: {} wakes found the wakee not yet blocked (queued {}, running {}, other {})",
+                    e.total(),
+                    e.queued,
+                    e.running,
+                    e.other
+                );
+            }
         }
         let _ = writeln!(
             s,
-            "   {:<28} {:>10} {:>10} {:>7}  within 20%",
-            "measure", "guest", "model", "ratio"
+            "   {:<28} {:>10} {:>10} {:>7} {:>7}  within 20%",
+            "measure", "guest", "model", "ratio", "control"
         );
         for row in rows(r) {
-            let graded =
-                row.metric.starts_with("migrations") || row.metric == "wakeups in waker's LLC";
-            if graded {
+            if graded(&row.metric) {
                 scored += 1;
                 within += usize::from(row.within);
+                as_control += usize::from(row.as_control);
             }
             let _ = writeln!(
                 s,
-                "   {:<28} {:>10} {:>10} {:>7}  {}",
+                "   {:<28} {:>10} {:>10} {:>7} {:>7}  {}",
                 row.metric,
                 num(row.guest),
                 num(row.model),
-                row.ratio.map_or("-".into(), |x| format!("{x:.2}")),
-                if row.within { "yes" } else { "no" }
+                ratio(row.ratio),
+                ratio(row.control),
+                verdict(&row)
             );
         }
     }
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "per-level migrations and LLC placement within 20% of the guest: {within} of {scored} rows"
+        "per-level migrations and LLC placement within 20% of the guest: {within} of {scored} rows;\n\
+         not, but within 20% of the control's ratio (what replay makes of the model's own run): {as_control}"
     );
-    let early = all.iter().fold((0u64, 0u64, 0u64), |a, r| {
-        let (q, run, o) = r.model_early_wakes;
-        (
-            a.0.saturating_add(q),
-            a.1.saturating_add(run),
-            a.2.saturating_add(o),
-        )
-    });
-    let _ = writeln!(
-        s,
-        "model wakes that found the wakee not yet blocked (the guest's had): {} (queued {}, running {}, other {})",
-        early.0.saturating_add(early.1).saturating_add(early.2),
-        early.0,
-        early.1,
-        early.2
-    );
+    let zero = EarlyWakes::default();
+    let model = all.iter().fold(zero, |a, r| a.plus(&r.model_early_wakes));
+    let control = all.iter().fold(zero, |a, r| a.plus(&r.control_early_wakes));
+    for (who, e) in [
+        ("model (the guest's had blocked)", model),
+        ("control (the model's had blocked)", control),
+    ] {
+        let _ = writeln!(
+            s,
+            "wakes that found the wakee not yet blocked, {who}: {} (queued {}, running {}, other {})",
+            e.total(),
+            e.queued,
+            e.running,
+            e.other
+        );
+    }
     s.push_str(&summary(all));
     for (off, on) in pairs(all) {
         let _ = writeln!(
@@ -253,8 +314,10 @@ pub fn table(all: &[Replayed]) -> String {
     s
 }
 
-/// Per measure, over every trace: rows, rows within 20%, and the median
-/// and range of model/guest: where the model is off, and which way.
+/// Per measure, over every trace: rows, rows within 20%, rows as the
+/// control (not within, but within 20% of the control's ratio), the
+/// median and range of model/guest (where the model is off, and which
+/// way), and the median of the control's ratio (where replay itself is).
 pub fn summary(all: &[Replayed]) -> String {
     let mut by: Vec<(String, Vec<Row>)> = Vec::new();
     for r in all {
@@ -266,17 +329,20 @@ pub fn summary(all: &[Replayed]) -> String {
         }
     }
     let mut s = format!(
-        "\n{:<28} {:>5} {:>7} {:>8} {:>15}\n",
-        "measure, every trace", "rows", "within", "median", "range"
+        "\n{:<28} {:>5} {:>7} {:>8} {:>8} {:>15} {:>8}\n",
+        "measure, every trace", "rows", "within", "as ctl", "median", "range", "control"
     );
+    let sorted = |xs: &mut Vec<f64>| {
+        xs.retain(|x| x.is_finite());
+        xs.sort_by(f64::total_cmp);
+    };
     for (metric, v) in by {
-        let mut ratios: Vec<f64> = v
-            .iter()
-            .filter_map(|r| r.ratio)
-            .filter(|x| x.is_finite())
-            .collect();
-        ratios.sort_by(f64::total_cmp);
+        let mut ratios: Vec<f64> = v.iter().filter_map(|r| r.ratio).collect();
+        sorted(&mut ratios);
+        let mut control: Vec<f64> = v.iter().filter_map(|r| r.control).collect();
+        sorted(&mut control);
         let within = v.iter().filter(|r| r.within).count();
+        let as_control = v.iter().filter(|r| r.as_control).count();
         // No ratio where the guest counted none in every trace: "-".
         let spread = match (ratios.first(), ratios.last()) {
             (Some(&lo), Some(&hi)) => {
@@ -284,7 +350,17 @@ pub fn summary(all: &[Replayed]) -> String {
             }
             _ => format!("{:>8} {:>15}", "-", "-"),
         };
-        let _ = writeln!(s, "{:<28} {:>5} {:>7} {spread}", metric, v.len(), within);
+        let ctl = control
+            .get(control.len() / 2)
+            .map_or("-".to_string(), |c| format!("{c:.2}"));
+        let _ = writeln!(
+            s,
+            "{:<28} {:>5} {:>7} {:>8} {spread} {ctl:>8}",
+            metric,
+            v.len(),
+            within,
+            as_control
+        );
     }
     s
 }
@@ -317,5 +393,71 @@ mod tests {
         assert!(row("x".into(), 0.0, 0.0).within);
         assert!(!row("x".into(), 0.0, 1.0).within);
         assert_eq!(row("x".into(), 0.0, 1.0).ratio, None);
+    }
+
+    /// A replay whose model made `model` wakeups of the guest's 1000, and
+    /// whose control made `control` of the model's.
+    fn wakeups(model: u64, control: u64) -> Replayed {
+        let mut r = Replayed {
+            topology: "smt2".into(),
+            preset: "smt2".into(),
+            experiment: "t".into(),
+            state: "on".into(),
+            flag: "-".into(),
+            tasks: 2,
+            guest: Metrics::default(),
+            model: Metrics::default(),
+            unknown_features: Vec::new(),
+            guest_differs: None,
+            model_acted: None,
+            cut: false,
+            wake_idle_ns: 0,
+            steal_guest: (0, 0),
+            steal_model: (0, 0),
+            model_early_wakes: EarlyWakes::default(),
+            control: Metrics::default(),
+            steal_control: (0, 0),
+            control_early_wakes: EarlyWakes::default(),
+            model_events: Vec::new(),
+        };
+        r.guest.wakeups = 1000;
+        r.model.wakeups = model;
+        r.control.wakeups = control;
+        r
+    }
+
+    fn wakeup_row(r: &Replayed) -> Row {
+        rows(r).into_iter().find(|x| x.metric == "wakeups").unwrap()
+    }
+
+    #[test]
+    fn a_gap_the_size_of_the_controls_is_told_apart() {
+        // 0.70 of the guest's, where replay loses a quarter of an exact
+        // run's: out by the 20% rule, but as the control.
+        let x = wakeup_row(&wakeups(700, 525));
+        assert_eq!(x.control, Some(0.75));
+        assert!(!x.within && x.as_control, "{x:?}");
+        assert_eq!(verdict(&x), "no, as control");
+        // The same gap where replay loses nothing: the model's own.
+        let x = wakeup_row(&wakeups(700, 700));
+        assert!(!x.within && !x.as_control, "{x:?}");
+        assert_eq!(verdict(&x), "no");
+        // Within 20% stays "yes", whatever the control.
+        let x = wakeup_row(&wakeups(900, 450));
+        assert!(x.within && !x.as_control, "{x:?}");
+        // Ratios, not differences: 2.5 against a control of 2.2 is as
+        // the control; 0.30 against 0.45 is not.
+        let x = wakeup_row(&wakeups(2500, 5500));
+        assert!(x.as_control, "{x:?}");
+        let x = wakeup_row(&wakeups(300, 135));
+        assert!(!x.as_control, "{x:?}");
+        // A control of 0 judges nothing.
+        let x = wakeup_row(&wakeups(700, 0));
+        assert!(!x.as_control, "{x:?}");
+        let t = table(&[wakeups(700, 525)]);
+        assert!(
+            t.contains("not, but within 20% of the control's ratio"),
+            "{t}"
+        );
     }
 }
