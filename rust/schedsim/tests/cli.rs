@@ -187,8 +187,9 @@ fn replay_reports_guest_and_model() {
     assert!(out.contains("-- x5472 stream_busy_llc2: on/off, guest against model"));
     // A measure whose guest counted none in every trace has no ratio to
     // summarise: "-", not NaN.
-    // Its columns: rows, within, as the control, median, range, the
-    // control's median (the model's own run had some: 1.00).
+    // Its columns: rows, within, as the control, counting noise (0 of
+    // 1, the model's 1 move against none), median, range, the control's
+    // median (the model's own run had some: 1.00).
     let summary = |name: &str| {
         out.lines()
             .skip_while(|l| !l.starts_with("measure, every trace"))
@@ -198,7 +199,7 @@ fn replay_reports_guest_and_model() {
     };
     assert_eq!(
         summary("migrations balance PKG"),
-        ["1", "0", "0", "-", "-", "1.00"],
+        ["1", "0", "0", "1", "-", "-", "1.00"],
         "{out}"
     );
     assert!(!out.contains("NaN"), "{out}");

@@ -33,6 +33,30 @@ pub struct Row {
     /// Not `within`, but `ratio` within [`TOLERANCE`] of `control`: a
     /// gap the size of what replay makes of a run it has exactly.
     pub as_control: bool,
+    /// Neither, but the two differ by no more than two standard
+    /// deviations of counting noise ([`counting_noise`]): too few events
+    /// for a 20% rule to judge (a count of 1 against 0).
+    pub noise: bool,
+}
+
+/// Whether two runs' counts `a` and `b` of an event (a count, or the
+/// part `x` of a whole `n` for a share) differ by at most two standard
+/// deviations of the noise of counting: Poisson for counts (the
+/// difference of two has variance `a + b`), binomial for shares (the
+/// pooled share's). It says "too few to tell", never "agrees": a run is
+/// noisier than Poisson, so this errs towards calling a gap real.
+pub fn counting_noise(a: (u64, u64), b: (u64, u64), share: bool) -> bool {
+    let (xa, na) = (a.0 as f64, a.1 as f64);
+    let (xb, nb) = (b.0 as f64, b.1 as f64);
+    if !share {
+        return (xa - xb).abs() <= 2.0 * (xa + xb).sqrt();
+    }
+    if na == 0.0 || nb == 0.0 {
+        return true;
+    }
+    let p = (xa + xb) / (na + nb);
+    let se = (p * (1.0 - p) * (1.0 / na + 1.0 / nb)).sqrt();
+    (xa / na - xb / nb).abs() <= 2.0 * se
 }
 
 fn row(metric: String, guest: f64, model: f64) -> Row {
@@ -49,6 +73,28 @@ fn row(metric: String, guest: f64, model: f64) -> Row {
         within,
         control: None,
         as_control: false,
+        noise: false,
+    }
+}
+
+/// One count of a run's measures.
+type Field = fn(&Metrics) -> u64;
+
+/// A row of two counts, with its counting noise.
+fn count_row(metric: String, guest: u64, model: u64) -> Row {
+    let noise = counting_noise((guest, 0), (model, 0), false);
+    Row {
+        noise,
+        ..row(metric, guest as f64, model as f64)
+    }
+}
+
+/// A row of two shares, `x` of `n` wakeups each, with its counting noise.
+fn share_row(metric: &str, guest: (u64, u64), model: (u64, u64)) -> Row {
+    let share = |(x, n): (u64, u64)| x as f64 / (n as f64).max(1.0);
+    Row {
+        noise: counting_noise(guest, model, true),
+        ..row(metric.into(), share(guest), share(model))
     }
 }
 
@@ -64,6 +110,7 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
         row.as_control = !row.within
             && matches!((row.ratio, row.control), (Some(a), Some(c))
                 if c > 0.0 && (a / c - 1.0).abs() <= TOLERANCE);
+        row.noise &= !row.within && !row.as_control;
     }
     out
 }
@@ -95,30 +142,23 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
                 mv.get(k).copied().unwrap_or(0),
             );
             if a > 0 || b > 0 {
-                out.push(row(
-                    format!("migrations {cause} {name}"),
-                    a as f64,
-                    b as f64,
-                ));
+                out.push(count_row(format!("migrations {cause} {name}"), a, b));
             }
         }
     }
     if g.task_wakeups > 0 || m.task_wakeups > 0 {
-        out.push(row(
-            "wakeups in waker's LLC".into(),
-            g.waker_llc_frac(),
-            m.waker_llc_frac(),
-        ));
-        out.push(row(
-            "wakeups on waker's CPU".into(),
-            g.waker_cpu_frac(),
-            m.waker_cpu_frac(),
-        ));
-        out.push(row(
-            "wakeups on prev CPU".into(),
-            g.prev_cpu_frac(),
-            m.prev_cpu_frac(),
-        ));
+        let placed: [(&str, Field); 3] = [
+            ("wakeups in waker's LLC", |x| x.in_waker_llc),
+            ("wakeups on waker's CPU", |x| x.on_waker_cpu),
+            ("wakeups on prev CPU", |x| x.on_prev_cpu),
+        ];
+        for (name, f) in placed {
+            out.push(share_row(
+                name,
+                (f(g), g.task_wakeups),
+                (f(m), m.task_wakeups),
+            ));
+        }
     }
     out.push(row(
         "idle while work waited".into(),
@@ -167,12 +207,15 @@ fn ratio(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{x:.2}"))
 }
 
-/// "yes", "no", or "control" (not within, but as the control).
+/// "yes", or "no" and why it may still not be the model's gap: as the
+/// control, or counting noise.
 fn verdict(row: &Row) -> &'static str {
     if row.within {
         "yes"
     } else if row.as_control {
         "no, as control"
+    } else if row.noise {
+        "no, counting noise"
     } else {
         "no"
     }
@@ -191,6 +234,7 @@ pub fn table(all: &[Replayed]) -> String {
     let mut s = String::new();
     let mut within = 0usize;
     let mut as_control = 0usize;
+    let mut noise = 0usize;
     let mut scored = 0usize;
     for r in all {
         let _ = writeln!(
@@ -248,6 +292,7 @@ pub fn table(all: &[Replayed]) -> String {
                 scored += 1;
                 within += usize::from(row.within);
                 as_control += usize::from(row.as_control);
+                noise += usize::from(row.noise);
             }
             let _ = writeln!(
                 s,
@@ -265,7 +310,10 @@ pub fn table(all: &[Replayed]) -> String {
     let _ = writeln!(
         s,
         "per-level migrations and LLC placement within 20% of the guest: {within} of {scored} rows;\n\
-         not, but within 20% of the control's ratio (what replay makes of the model's own run): {as_control}"
+         not, but within 20% of the control's ratio (what replay makes of the model's own run): {as_control};\n\
+         neither, but within counting noise (two standard deviations): {noise};\n\
+         the model's own gap: {}",
+        scored - within - as_control - noise
     );
     let zero = EarlyWakes::default();
     let model = all.iter().fold(zero, |a, r| a.plus(&r.model_early_wakes));
@@ -315,7 +363,8 @@ pub fn table(all: &[Replayed]) -> String {
 }
 
 /// Per measure, over every trace: rows, rows within 20%, rows as the
-/// control (not within, but within 20% of the control's ratio), the
+/// control (not within, but within 20% of the control's ratio), rows
+/// within counting noise (neither, but [`counting_noise`]), the
 /// median and range of model/guest (where the model is off, and which
 /// way), and the median of the control's ratio (where replay itself is).
 pub fn summary(all: &[Replayed]) -> String {
@@ -329,8 +378,8 @@ pub fn summary(all: &[Replayed]) -> String {
         }
     }
     let mut s = format!(
-        "\n{:<28} {:>5} {:>7} {:>8} {:>8} {:>15} {:>8}\n",
-        "measure, every trace", "rows", "within", "as ctl", "median", "range", "control"
+        "\n{:<28} {:>5} {:>7} {:>7} {:>6} {:>8} {:>15} {:>8}\n",
+        "measure, every trace", "rows", "within", "as ctl", "noise", "median", "range", "control"
     );
     let sorted = |xs: &mut Vec<f64>| {
         xs.retain(|x| x.is_finite());
@@ -343,6 +392,7 @@ pub fn summary(all: &[Replayed]) -> String {
         sorted(&mut control);
         let within = v.iter().filter(|r| r.within).count();
         let as_control = v.iter().filter(|r| r.as_control).count();
+        let noise = v.iter().filter(|r| r.noise).count();
         // No ratio where the guest counted none in every trace: "-".
         let spread = match (ratios.first(), ratios.last()) {
             (Some(&lo), Some(&hi)) => {
@@ -355,11 +405,12 @@ pub fn summary(all: &[Replayed]) -> String {
             .map_or("-".to_string(), |c| format!("{c:.2}"));
         let _ = writeln!(
             s,
-            "{:<28} {:>5} {:>7} {:>8} {spread} {ctl:>8}",
+            "{:<28} {:>5} {:>7} {:>7} {:>6} {spread} {ctl:>8}",
             metric,
             v.len(),
             within,
-            as_control
+            as_control,
+            noise
         );
     }
     s
@@ -393,6 +444,41 @@ mod tests {
         assert!(row("x".into(), 0.0, 0.0).within);
         assert!(!row("x".into(), 0.0, 1.0).within);
         assert_eq!(row("x".into(), 0.0, 1.0).ratio, None);
+    }
+
+    #[test]
+    fn too_few_events_to_judge() {
+        // Counts: a move against none, 2 against 6 are noise; 25 against
+        // 111 and 1476 against 987 are not (2 sd: 9.8 and 99).
+        assert!(counting_noise((0, 0), (1, 0), false));
+        assert!(counting_noise((2, 0), (6, 0), false));
+        assert!(!counting_noise((25, 0), (111, 0), false));
+        assert!(!counting_noise((1476, 0), (987, 0), false));
+        // Shares: 0 of 1 against 1 of 1 is noise, 787 of 1000 against
+        // 993 of 1000 is not; no wakeups on a side judges nothing.
+        assert!(counting_noise((0, 1), (1, 1), true));
+        assert!(!counting_noise((787, 1000), (993, 1000), true));
+        assert!(counting_noise((5, 10), (0, 0), true));
+        // A row says noise only where it is neither within nor as the
+        // control: 1 against 0 is noise, 1000 against 0 is the model's.
+        let mut r = wakeups(1000, 1000);
+        r.guest.migrations = crate::replay::metrics::ByLevel {
+            levels: vec!["MC".into()],
+            wakeup: vec![0],
+            balance: vec![1000],
+            fork: vec![0],
+        };
+        r.model.migrations = crate::replay::metrics::ByLevel {
+            wakeup: vec![1],
+            balance: vec![0],
+            ..r.guest.migrations.clone()
+        };
+        let rs = rows(&r);
+        let get = |m: &str| rs.iter().find(|x| x.metric == m).unwrap().clone();
+        let (w, b) = (get("migrations wakeup MC"), get("migrations balance MC"));
+        assert!(w.noise && verdict(&w) == "no, counting noise", "{w:?}");
+        assert!(!b.noise && verdict(&b) == "no", "{b:?}");
+        assert!(!get("wakeups").noise);
     }
 
     /// A replay whose model made `model` wakeups of the guest's 1000, and
