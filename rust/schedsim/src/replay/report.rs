@@ -463,7 +463,7 @@ mod tests {
         // control: 1 against 0 is noise, 1000 against 0 is the model's.
         let mut r = wakeups(1000, 1000);
         r.guest.migrations = crate::replay::metrics::ByLevel {
-            levels: vec!["MC".into()],
+            levels: vec!["MC"],
             wakeup: vec![0],
             balance: vec![1000],
             fork: vec![0],
