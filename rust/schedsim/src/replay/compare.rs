@@ -43,7 +43,9 @@ pub enum WakeIdle {
     Off,
     /// This many ns.
     Ns(u64),
-    /// The median the guest's trace shows (`Metrics::idle_wakeup_latency_ns`).
+    /// The medians the guest's trace shows: from the wakeup to the run
+    /// (`Metrics::idle_wakeup_latency_ns`), and before it the wake list's
+    /// (`Metrics::wake_list_latency_ns`, `CostModel::wake_list_ns`).
     Guest,
 }
 
@@ -79,6 +81,8 @@ pub struct Replayed {
     pub cut: bool,
     /// The model's wakeup latency onto an idle CPU, ns.
     pub wake_idle_ns: u64,
+    /// The model's wake list latency, ns (`CostModel::wake_list_ns`).
+    pub wake_list_ns: u64,
     /// STEAL's tries and steals, (tried, stolen): the guest's module
     /// counters over the run, and the model's.
     pub steal_guest: (u64, u64),
@@ -302,10 +306,10 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let scripts = Rc::new(scripts);
     let duration_ns = guest.span_ns.saturating_mul(4).max(50_000_000);
-    let wake_idle_ns = match opts.wake_idle {
-        WakeIdle::Off => 0,
-        WakeIdle::Ns(ns) => ns,
-        WakeIdle::Guest => guest.idle_wakeup_latency_ns,
+    let (wake_idle_ns, wake_list_ns) = match opts.wake_idle {
+        WakeIdle::Off => (0, 0),
+        WakeIdle::Ns(ns) => (ns, 0),
+        WakeIdle::Guest => (guest.idle_wakeup_latency_ns, guest.wake_list_latency_ns),
     };
     // The guest is TCG with every vCPU on one host thread: STEAL's window
     // between the mask read and the victim's lock is that slow there.
@@ -316,6 +320,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     };
     let cost = CostModel {
         wake_idle_ns,
+        wake_list_ns,
         ..steal
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, cost);
@@ -374,6 +379,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         model_acted,
         cut: h.dropped > 0,
         wake_idle_ns,
+        wake_list_ns,
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
         model_early_wakes,
@@ -533,6 +539,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g.wake_idle_ns, 1);
+        // The guest's wakeups cross CPUs onto idle ones, W to U in 1 ns:
+        // its wake list's latency, given to the model with the guest's.
+        assert_eq!(g.guest.wake_list_latency_ns, 1);
+        assert!(
+            g.guest.wake_list_wakeups >= 200,
+            "{}",
+            g.guest.wake_list_wakeups
+        );
+        assert_eq!(
+            (g.wake_list_ns, on.wake_list_ns, off.wake_list_ns),
+            (1, 0, 0)
+        );
+        assert_eq!(g.model.wake_list_latency_ns, 1);
+        assert!(
+            g.model.wake_list_wakeups >= 200,
+            "{}",
+            g.model.wake_list_wakeups
+        );
+        assert_eq!(on.model.wake_list_latency_ns, 0);
         // Waiting 30 us per message stretches 200 messages by about 6 ms.
         let more = on.model.span_ns.saturating_sub(off.model.span_ns);
         assert!((5_000_000..7_000_000).contains(&more), "{more}");

@@ -68,6 +68,14 @@ pub struct Metrics {
     pub idle_wakeups: u64,
     /// See `idle_wakeups`.
     pub idle_wakeup_latency_ns: u64,
+    /// Of those, the wakeups from another CPU (through the wake list,
+    /// `ttwu_queue_cond()`), and the median time from their `W` to their
+    /// `U`, ns: the wake list's IPI on its way, while the target is not
+    /// idle to other wakeups (`rq->ttwu_pending`) and the wakee is on no
+    /// runqueue.
+    pub wake_list_wakeups: u64,
+    /// See `wake_list_wakeups`.
+    pub wake_list_latency_ns: u64,
     /// Wakeups of workload tasks onto a CPU that runs something, and the
     /// median time from their `U` to the switch to them (wherever a
     /// balancer has taken them meanwhile), ns: how long a woken task
@@ -202,8 +210,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         total: 0,
     };
     let mut run_start: HashMap<u32, u64> = HashMap::new();
-    // A pid between its W and its U: (waker CPU, a workload waker ran it).
-    let mut waking: HashMap<u32, (u32, bool, Option<u32>)> = HashMap::new();
+    // A pid between its W and its U: (waker CPU, a workload waker ran it,
+    // the CPU a wakeup move took it from, when the W was).
+    let mut waking: HashMap<u32, (u32, bool, Option<u32>, u64)> = HashMap::new();
+    let mut list_latencies: Vec<u64> = Vec::new();
     let mut forked: HashSet<u32> = HashSet::new();
     // Pids seen switched in (or already counted from the trace's start).
     let mut ran_before: HashSet<u32> = HashSet::new();
@@ -274,7 +284,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
             Ev::Waking { pid, ctx, .. } => {
                 if workload.contains(&pid) {
                     let by_task = task_waker(ctx, cur[cpu], pid, workload).is_some();
-                    waking.insert(pid, (e.cpu, by_task, None));
+                    waking.insert(pid, (e.cpu, by_task, None, ts));
                 }
             }
             Ev::Migrate { pid, orig, dest } => {
@@ -314,10 +324,15 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 m.wakeups += 1;
                 if cur.get(target as usize) == Some(&0) {
                     woke_idle.insert(pid, (target, ts));
+                    if let Some(&(wcpu, _, _, at)) = waking.get(&pid) {
+                        if wcpu != target {
+                            list_latencies.push(ts.saturating_sub(at));
+                        }
+                    }
                 } else {
                     woke_busy.insert(pid, ts);
                 }
-                if let Some((wcpu, by_task, moved_from)) = waking.remove(&pid) {
+                if let Some((wcpu, by_task, moved_from, _)) = waking.remove(&pid) {
                     if by_task {
                         m.task_wakeups += 1;
                         m.in_waker_llc += u64::from(topo.share_cache(wcpu, target));
@@ -338,6 +353,12 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     latencies.sort_unstable();
     m.idle_wakeups = latencies.len() as u64;
     m.idle_wakeup_latency_ns = latencies.get(latencies.len() / 2).copied().unwrap_or(0);
+    list_latencies.sort_unstable();
+    m.wake_list_wakeups = list_latencies.len() as u64;
+    m.wake_list_latency_ns = list_latencies
+        .get(list_latencies.len() / 2)
+        .copied()
+        .unwrap_or(0);
     busy_latencies.sort_unstable();
     m.busy_wakeups = busy_latencies.len() as u64;
     m.busy_wakeup_latency_ns = busy_latencies
@@ -424,6 +445,26 @@ mod tests {
         assert_eq!((m.busy_wakeups, m.busy_wakeup_latency_ns), (2, 60));
         assert_eq!(m.busy_wakeup_latency_p90_ns, 60);
         assert_eq!((m.idle_wakeups, m.idle_wakeup_latency_ns), (1, 5));
+    }
+
+    /// A wakeup from another CPU onto an idle one waits for the wake
+    /// list's IPI between its W and its U; a CPU's own wakeup (a timer's
+    /// here) does not go through the list.
+    #[test]
+    fn wake_list_from_waking_to_wakeup() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n\
+             0 0 S 0 R 10\n0 1 S 0 R 0\n0 2 S 0 R 0\n\
+             100 0 W 11 1 t\n350 1 U 11 1\n355 1 S 0 R 11\n\
+             400 2 W 12 2 h\n406 2 U 12 2\n410 2 S 0 R 12\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!((m.wake_list_wakeups, m.wake_list_latency_ns), (1, 250));
+        // From U to the switch: 5 and 4 ns.
+        assert_eq!((m.idle_wakeups, m.idle_wakeup_latency_ns), (2, 5));
     }
 
     #[test]

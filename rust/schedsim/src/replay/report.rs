@@ -176,6 +176,13 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
             1e3,
         ));
     }
+    if g.wake_list_wakeups > 0 || m.wake_list_wakeups > 0 {
+        out.push(field(
+            "wake list, waking to wakeup, us",
+            |x| x.wake_list_latency_ns,
+            1e3,
+        ));
+    }
     if g.busy_wakeups > 0 || m.busy_wakeups > 0 {
         out.push(field(
             "wakeup to run, busy CPU, us",
@@ -249,8 +256,12 @@ pub fn table(all: &[Replayed]) -> String {
             r.model_acted
                 .map_or("-", |a| if a { "rule acted" } else { "rule inert" }),
             r.tasks,
-            if r.wake_idle_ns > 0 {
-                format!(", model wakeup to idle {} us", r.wake_idle_ns / 1000)
+            if r.wake_idle_ns > 0 || r.wake_list_ns > 0 {
+                format!(
+                    ", model wakeup to idle {} us, wake list {} us",
+                    r.wake_idle_ns / 1000,
+                    r.wake_list_ns / 1000
+                )
             } else {
                 String::new()
             },
@@ -498,6 +509,7 @@ mod tests {
             model_acted: None,
             cut: false,
             wake_idle_ns: 0,
+            wake_list_ns: 0,
             steal_guest: (0, 0),
             steal_model: (0, 0),
             model_early_wakes: EarlyWakes::default(),

@@ -425,6 +425,11 @@ pub struct Rq {
     pub avg_steal_cost_ns: u64,
     /// STEAL: an attempt under way, its victim's lock not yet taken.
     pub steal: Option<StealPending>,
+    /// `rq->wake_list` (`CostModel::wake_list_ns`): tasks woken onto this
+    /// CPU through the wake list and not yet enqueued, the IPI that will
+    /// enqueue them still on its way. While it holds any, `idle_cpu()`
+    /// says no (`rq->ttwu_pending`), but no balancer sees them.
+    pub wake_list: Vec<usize>,
     /// `cfs_rq->avg.load_avg` input: runnable weight.
     pub load: Pelt,
     /// `cfs_rq->avg.util_avg` input: 1024 while running.
@@ -472,6 +477,11 @@ enum Ev {
     },
     /// A wakee reaches the idle CPU it was placed on (`wake_idle_ns`).
     IdlePick {
+        cpu: u32,
+    },
+    /// The wake list's IPI reaches `cpu` (`wake_list_ns`):
+    /// `sched_ttwu_pending()` enqueues what the list holds.
+    WakeList {
         cpu: u32,
     },
     Sample,
@@ -627,6 +637,7 @@ impl Sim {
                 },
                 avg_steal_cost_ns: 0,
                 steal: None,
+                wake_list: Vec::new(),
                 load: Pelt::new(0, 0),
                 util: Pelt::new(0, 0),
                 last_task: None,
@@ -741,9 +752,10 @@ impl Sim {
         }
     }
 
-    /// `idle_cpu()`.
+    /// `idle_cpu()`: nothing runs or is queued, and no wakeup is on its
+    /// way through the wake list (`rq->ttwu_pending`).
     pub fn idle(&self, cpu: u32) -> bool {
-        self.nr_running(cpu) == 0
+        self.nr_running(cpu) == 0 && self.rqs[cpu as usize].wake_list.is_empty()
     }
 
     /// `available_idle_cpu()` as a wakeup sees it: idle, and not in the
@@ -1027,6 +1039,7 @@ impl Sim {
                         self.go_idle(cpu);
                     }
                 }
+                Ev::WakeList { cpu } => self.ttwu_pending(cpu),
                 Ev::Sample => {
                     self.sample();
                     let step = (end / u64::from(self.cfg.samples.max(1))).max(1);

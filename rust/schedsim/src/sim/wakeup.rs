@@ -53,6 +53,21 @@ impl Sim {
         }
         self.tasks[t].cpu = cpu;
         self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
+        // ttwu_queue_cond(): a remote CPU with nothing to run takes its
+        // wakees through the wake list; until its IPI arrives they are
+        // enqueued nowhere and the CPU is not idle to anyone else.
+        if self.cost.wake_list_ns > 0 && cpu != here && self.nr_running(cpu) == 0 {
+            let rq = &mut self.rqs[cpu as usize];
+            rq.wake_list.push(t);
+            if rq.wake_list.len() == 1 {
+                self.push(
+                    self.now_ns.saturating_add(self.cost.wake_list_ns),
+                    Ev::WakeList { cpu },
+                );
+            }
+            self.tcg_turn_end();
+            return;
+        }
         self.rec_wakeup(t, cpu);
         // Under TCG a turn ends at any interrupt QEMU raises: a timer's
         // (a wakeup with no waker) or an IPI. An idle target is woken by
@@ -65,6 +80,17 @@ impl Sim {
             cpu != here && (curr_before.is_none() || rq.curr != curr_before || rq.need_resched);
         if waker.is_none() || ipi {
             self.tcg_turn_end();
+        }
+    }
+
+    /// `sched_ttwu_pending()` on `cpu`, when the wake list's IPI arrives:
+    /// each wakee is enqueued there (`sched_wakeup` is traced now, as the
+    /// kernel's `ttwu_do_activate()` does) and may run or preempt.
+    pub(super) fn ttwu_pending(&mut self, cpu: u32) {
+        let list = std::mem::take(&mut self.rqs[cpu as usize].wake_list);
+        for t in list {
+            self.rec_wakeup(t, cpu);
+            self.activate(t, cpu);
         }
     }
 
@@ -479,6 +505,68 @@ mod tests {
             s.rqs[c as usize].avg_idle_ns = 1024;
         }
         s
+    }
+
+    /// A remote wakeup onto an idle CPU with a wake list latency
+    /// (`CostModel::wake_list_ns`): the wakee is on no runqueue until the
+    /// IPI, and the target is not idle to anyone meanwhile (a second
+    /// wakeup that wants it goes elsewhere); then it runs there.
+    #[test]
+    fn a_wake_list_holds_its_target_busy() {
+        let mut cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:3").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.cost.wake_list_ns = 100_000;
+        let mut s = Sim::new(cfg);
+        let cpu_of = |s: &Sim, t: usize| s.tasks[t].cpu;
+        let (w, a, b) = (0, 1, 2);
+        let (wc, ac) = (cpu_of(&s, w), cpu_of(&s, a));
+        assert_ne!(wc, ac);
+        assert_eq!(s.rqs[ac as usize].curr, Some(a));
+        s.block_curr(ac, State::Blocked);
+        let bc = cpu_of(&s, b);
+        s.block_curr(bc, State::Blocked);
+        assert!(s.idle(ac));
+        s.wake(a, Some((wc, w)), false);
+        assert_eq!(cpu_of(&s, a), ac, "its idle prev CPU");
+        assert_eq!(s.rqs[ac as usize].wake_list, vec![a]);
+        assert_eq!(s.nr_running(ac), 0, "on no runqueue yet");
+        assert_eq!(s.tasks[a].state, State::Blocked);
+        assert!(!s.idle(ac), "ttwu_pending: not idle");
+        // b made to have last run on a's CPU: its wakeup, which would go
+        // back there while it is idle, must find it busy now.
+        s.tasks[b].cpu = ac;
+        s.tasks[b].recent_used_cpu = ac;
+        s.wake(b, Some((wc, w)), false);
+        assert_ne!(
+            cpu_of(&s, b),
+            ac,
+            "placed on a CPU with a wakeup on its way"
+        );
+        s.ttwu_pending(ac);
+        assert!(s.rqs[ac as usize].wake_list.is_empty());
+        assert_eq!(
+            s.rqs[ac as usize].curr,
+            Some(a),
+            "the IPI enqueues it and it runs"
+        );
+        // Without the latency the wakeup enqueues at once.
+        let mut cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:3").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.cost.wake_list_ns = 0;
+        let mut s = Sim::new(cfg);
+        let (wc, ac) = (cpu_of(&s, w), cpu_of(&s, a));
+        s.block_curr(ac, State::Blocked);
+        s.wake(a, Some((wc, w)), false);
+        assert!(s.rqs[ac as usize].wake_list.is_empty());
+        assert_eq!(s.rqs[cpu_of(&s, a) as usize].curr, Some(a));
     }
 
     /// CPUs visited by one policy scan woken from `cpu`, targeting `cpu`.
