@@ -6,7 +6,10 @@
 //! (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
 //! (`Config::tcg_rr`); STEAL's attempt is as slow as in that guest
-//! (`CostModel::tcg_steal`) unless `--native-steal`; with
+//! (`CostModel::tcg_steal`) unless `--native-steal`; `--wake-idle-us
+//! guest` gives the model each trace's wakeup latencies, onto an idle
+//! CPU and through the wake list (`CostModel::wake_idle_ns`,
+//! `wake_list_ns`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
 //! (`cost.rs`'s names), as the sensitivity runs do.
