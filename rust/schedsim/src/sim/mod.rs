@@ -972,7 +972,9 @@ impl Sim {
         for &cpu in &order {
             // NO_HZ_IDLE: an idle CPU's tick is stopped; the kicked idle
             // load balancer balances for it (`nohz.rs`).
-            if self.cfg.nohz && self.rqs[cpu as usize].curr.is_none() && self.idle(cpu) {
+            // A CPU whose wake list's IPI has not come yet is idle too,
+            // its tick stopped, though `idle_cpu()` says no.
+            if self.cfg.nohz && self.rqs[cpu as usize].curr.is_none() && self.nr_running(cpu) == 0 {
                 continue;
             }
             // TCG: a busy vCPU waiting for its turn has its tick pending.

@@ -30,10 +30,12 @@ pub struct Nohz {
 }
 
 impl Sim {
-    /// Idle CPUs whose tick is stopped (`nohz.idle_cpus_mask`).
+    /// Idle CPUs whose tick is stopped (`nohz.idle_cpus_mask`), those
+    /// with a wakeup on its way through their wake list among them (the
+    /// balancer skips those: `idle_cpu()` says no for them).
     fn nohz_idle_cpus(&self) -> Vec<u32> {
         (0..self.cfg.topology.nr_cpus)
-            .filter(|&c| self.rqs[c as usize].curr.is_none() && self.idle(c))
+            .filter(|&c| self.rqs[c as usize].curr.is_none() && self.nr_running(c) == 0)
             .collect()
     }
 
@@ -43,7 +45,8 @@ impl Sim {
             return;
         }
         let idle = self.nohz_idle_cpus();
-        let Some(&ilb) = idle.first() else {
+        // find_new_ilb(): the first of them that is idle_cpu().
+        let Some(&ilb) = idle.iter().find(|&&c| self.idle(c)) else {
             return;
         };
         let now = self.jiffies();
@@ -52,7 +55,7 @@ impl Sim {
         }
         let llc = self.cfg.topology.llc_of[cpu as usize];
         let busy_in_llc = (0..self.cfg.topology.nr_cpus)
-            .filter(|&c| self.cfg.topology.llc_of[c as usize] == llc && !self.idle(c))
+            .filter(|&c| self.cfg.topology.llc_of[c as usize] == llc && self.nr_running(c) > 0)
             .count();
         if self.nr_running(cpu) < 2 && busy_in_llc <= 1 {
             return;
