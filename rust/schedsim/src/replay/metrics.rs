@@ -127,6 +127,15 @@ pub fn workload_pids(events: &[Event], comm: &[String]) -> HashSet<u32> {
         .collect()
 }
 
+/// How many latencies there are, and the one at `num / den` of them
+/// sorted (0 for none): `(1, 2)` the median, `(9, 10)` the 90th
+/// percentile.
+fn count_and_quantile(xs: &mut [u64], num: usize, den: usize) -> (u64, u64) {
+    xs.sort_unstable();
+    let at = xs.len().saturating_mul(num) / den.max(1);
+    (xs.len() as u64, xs.get(at).copied().unwrap_or(0))
+}
+
 /// Tasks runnable and not running, by CPU.
 struct Queued {
     /// The CPU each queued pid waits on.
@@ -350,25 +359,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         }
     }
     m.span_ns = last.saturating_sub(first);
-    latencies.sort_unstable();
-    m.idle_wakeups = latencies.len() as u64;
-    m.idle_wakeup_latency_ns = latencies.get(latencies.len() / 2).copied().unwrap_or(0);
-    list_latencies.sort_unstable();
-    m.wake_list_wakeups = list_latencies.len() as u64;
-    m.wake_list_latency_ns = list_latencies
-        .get(list_latencies.len() / 2)
-        .copied()
-        .unwrap_or(0);
-    busy_latencies.sort_unstable();
-    m.busy_wakeups = busy_latencies.len() as u64;
-    m.busy_wakeup_latency_ns = busy_latencies
-        .get(busy_latencies.len() / 2)
-        .copied()
-        .unwrap_or(0);
-    m.busy_wakeup_latency_p90_ns = busy_latencies
-        .get(busy_latencies.len().saturating_mul(9) / 10)
-        .copied()
-        .unwrap_or(0);
+    (m.idle_wakeups, m.idle_wakeup_latency_ns) = count_and_quantile(&mut latencies, 1, 2);
+    (m.wake_list_wakeups, m.wake_list_latency_ns) = count_and_quantile(&mut list_latencies, 1, 2);
+    (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_quantile(&mut busy_latencies, 1, 2);
+    (_, m.busy_wakeup_latency_p90_ns) = count_and_quantile(&mut busy_latencies, 9, 10);
     m
 }
 

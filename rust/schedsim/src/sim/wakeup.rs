@@ -513,14 +513,17 @@ mod tests {
     /// wakeup that wants it goes elsewhere); then it runs there.
     #[test]
     fn a_wake_list_holds_its_target_busy() {
-        let mut cfg = Config::new(
-            Topology::preset("qemu8").unwrap(),
-            Workload::parse("fairness:3").unwrap(),
-            1,
-            1_000_000,
-        );
-        cfg.cost.wake_list_ns = 100_000;
-        let mut s = Sim::new(cfg);
+        let three_on_qemu8 = |wake_list_ns| {
+            let mut cfg = Config::new(
+                Topology::preset("qemu8").unwrap(),
+                Workload::parse("fairness:3").unwrap(),
+                1,
+                1_000_000,
+            );
+            cfg.cost.wake_list_ns = wake_list_ns;
+            Sim::new(cfg)
+        };
+        let mut s = three_on_qemu8(100_000);
         let cpu_of = |s: &Sim, t: usize| s.tasks[t].cpu;
         let (w, a, b) = (0, 1, 2);
         let (wc, ac) = (cpu_of(&s, w), cpu_of(&s, a));
@@ -554,14 +557,7 @@ mod tests {
             "the IPI enqueues it and it runs"
         );
         // Without the latency the wakeup enqueues at once.
-        let mut cfg = Config::new(
-            Topology::preset("qemu8").unwrap(),
-            Workload::parse("fairness:3").unwrap(),
-            1,
-            1_000_000,
-        );
-        cfg.cost.wake_list_ns = 0;
-        let mut s = Sim::new(cfg);
+        let mut s = three_on_qemu8(0);
         let (wc, ac) = (cpu_of(&s, w), cpu_of(&s, a));
         s.block_curr(ac, State::Blocked);
         s.wake(a, Some((wc, w)), false);
