@@ -111,7 +111,8 @@ pub struct EarlyWakes {
     pub queued: u64,
     /// Running, mid-burst.
     pub running: u64,
-    /// Neither (sleeping on a timer, or blocked on another wake).
+    /// Neither: asleep on a timer, or already woken and on its way
+    /// through a wake list (`CostModel::wake_list_ns`).
     pub other: u64,
 }
 
@@ -185,6 +186,12 @@ fn model_config(
     cfg.tcg_rr = opts.tcg_rr;
     cfg.lb_clock_factor = opts.lb_clock_factor;
     cfg
+}
+
+/// How long the model may run a replay of a run that spanned `span_ns`:
+/// four times it (the model may be slower), at least 50 ms.
+fn run_length_ns(span_ns: u64) -> u64 {
+    span_ns.saturating_mul(4).max(50_000_000)
 }
 
 /// The replay, recorded and measured ([`ModelRun`]).
@@ -305,7 +312,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         s.kthread = !workload.contains(&s.pid);
     }
     let scripts = Rc::new(scripts);
-    let duration_ns = guest.span_ns.saturating_mul(4).max(50_000_000);
+    let duration_ns = run_length_ns(guest.span_ns);
     let (wake_idle_ns, wake_list_ns) = match opts.wake_idle {
         WakeIdle::Off => (0, 0),
         WakeIdle::Ns(ns) => (ns, 0),
@@ -343,8 +350,15 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             .is_some_and(|o| o.kthread);
     }
     let own = Rc::new(own);
-    let own_ns = model.span_ns.saturating_mul(4).max(50_000_000);
-    let cfg = model_config(&topo, &own, flags, knobs, opts, own_ns, cost);
+    let cfg = model_config(
+        &topo,
+        &own,
+        flags,
+        knobs,
+        opts,
+        run_length_ns(model.span_ns),
+        cost,
+    );
     let control = run_model(cfg, &topo, &own);
     let rules = rule_flags(&h.kind, &h.flag);
     let model_acted = if rules.is_empty() || rules.iter().any(|r| flags.get(r).is_none()) {

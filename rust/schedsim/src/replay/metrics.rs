@@ -102,18 +102,6 @@ impl Metrics {
         self.idle_while_waiting_ns as f64
             / (self.span_ns as f64 * f64::from(self.cpus.max(1))).max(1.0)
     }
-    /// Share of task wakeups placed in the waker's LLC.
-    pub fn waker_llc_frac(&self) -> f64 {
-        self.in_waker_llc as f64 / (self.task_wakeups as f64).max(1.0)
-    }
-    /// Share placed on the waker's CPU.
-    pub fn waker_cpu_frac(&self) -> f64 {
-        self.on_waker_cpu as f64 / (self.task_wakeups as f64).max(1.0)
-    }
-    /// Share placed on the previous CPU.
-    pub fn prev_cpu_frac(&self) -> f64 {
-        self.on_prev_cpu as f64 / (self.task_wakeups as f64).max(1.0)
-    }
 }
 
 /// The workload's pids: every pid one of whose names (`T`) is in `comm`.
@@ -127,13 +115,17 @@ pub fn workload_pids(events: &[Event], comm: &[String]) -> HashSet<u32> {
         .collect()
 }
 
-/// How many latencies there are, and the one at `num / den` of them
-/// sorted (0 for none): `(1, 2)` the median, `(9, 10)` the 90th
-/// percentile.
-fn count_and_quantile(xs: &mut [u64], num: usize, den: usize) -> (u64, u64) {
+/// The latency at `num / den` of `sorted` (0 for none): `(1, 2)` the
+/// median, `(9, 10)` the 90th percentile.
+fn quantile(sorted: &[u64], num: usize, den: usize) -> u64 {
+    let at = sorted.len().saturating_mul(num) / den.max(1);
+    sorted.get(at).copied().unwrap_or(0)
+}
+
+/// How many latencies there are, sorted in place, and their median.
+fn count_and_median(xs: &mut [u64]) -> (u64, u64) {
     xs.sort_unstable();
-    let at = xs.len().saturating_mul(num) / den.max(1);
-    (xs.len() as u64, xs.get(at).copied().unwrap_or(0))
+    (xs.len() as u64, quantile(xs, 1, 2))
 }
 
 /// Tasks runnable and not running, by CPU.
@@ -331,9 +323,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     continue;
                 }
                 m.wakeups += 1;
+                let woken = waking.remove(&pid);
                 if cur.get(target as usize) == Some(&0) {
                     woke_idle.insert(pid, (target, ts));
-                    if let Some(&(wcpu, _, _, at)) = waking.get(&pid) {
+                    if let Some((wcpu, _, _, at)) = woken {
                         if wcpu != target {
                             list_latencies.push(ts.saturating_sub(at));
                         }
@@ -341,7 +334,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 } else {
                     woke_busy.insert(pid, ts);
                 }
-                if let Some((wcpu, by_task, moved_from, _)) = waking.remove(&pid) {
+                if let Some((wcpu, by_task, moved_from, _)) = woken {
                     if by_task {
                         m.task_wakeups += 1;
                         m.in_waker_llc += u64::from(topo.share_cache(wcpu, target));
@@ -359,10 +352,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         }
     }
     m.span_ns = last.saturating_sub(first);
-    (m.idle_wakeups, m.idle_wakeup_latency_ns) = count_and_quantile(&mut latencies, 1, 2);
-    (m.wake_list_wakeups, m.wake_list_latency_ns) = count_and_quantile(&mut list_latencies, 1, 2);
-    (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_quantile(&mut busy_latencies, 1, 2);
-    (_, m.busy_wakeup_latency_p90_ns) = count_and_quantile(&mut busy_latencies, 9, 10);
+    (m.idle_wakeups, m.idle_wakeup_latency_ns) = count_and_median(&mut latencies);
+    (m.wake_list_wakeups, m.wake_list_latency_ns) = count_and_median(&mut list_latencies);
+    (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_median(&mut busy_latencies);
+    m.busy_wakeup_latency_p90_ns = quantile(&busy_latencies, 9, 10);
     m
 }
 

@@ -166,9 +166,8 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
         m.wasted_frac(),
     ));
     // A row of one field of both sides, in `unit` ns (1e3: us, 1e6: ms).
-    let field = |name: &str, f: fn(&Metrics) -> u64, unit: f64| {
-        row(name.into(), f(g) as f64 / unit, f(m) as f64 / unit)
-    };
+    let field =
+        |name: &str, f: Field, unit: f64| row(name.into(), f(g) as f64 / unit, f(m) as f64 / unit);
     if g.idle_wakeups > 0 || m.idle_wakeups > 0 {
         out.push(field(
             "wakeup to idle CPU, us",
