@@ -453,7 +453,7 @@ fn at_stock_default(feature: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::trace::{event_line, parse};
+    use crate::replay::trace::{event_line, parse, Ev, Event};
 
     /// Two tasks that wake each other 200 times, 50 us of work each.
     fn pingpong_trace() -> String {
@@ -501,6 +501,53 @@ mod tests {
         assert_eq!(r.control.migrations, r.model.migrations);
         let ratio = r.control.task_cpu_ns as f64 / r.model.task_cpu_ns as f64;
         assert!((0.99..1.10).contains(&ratio), "{ratio}");
+    }
+
+    /// A parent on CPU 0 forks six children onto CPUs 2 to 7, as the
+    /// guest's `sched_balance_fork()` spread hackbench's; each runs 20 us
+    /// and exits.
+    fn fork_trace() -> String {
+        let mut s = String::from(
+            "# slb-trace 1\n# topology smt2 cpus 8\n# comm hb\n\
+             0 0 T 1 hb\n0 0 S 0 R 1\n",
+        );
+        for c in 2..8u32 {
+            let (pid, t) = (c, u64::from(c) * 1000);
+            s += &format!("{t} 0 T {pid} hb\n{t} 0 F 1 {pid}\n{t} {c} N {pid} {c}\n");
+            s += &format!("{} {c} S 0 R {pid}\n", t + 10);
+            s += &format!("{} {c} X {pid}\n{} {c} S {pid} X 0\n", t + 30, t + 30);
+        }
+        s + "9000 0 X 1\n9000 0 S 1 X 0\n"
+    }
+
+    #[test]
+    fn a_forked_child_starts_where_the_trace_forked_it() {
+        let tr = parse(&fork_trace()).unwrap();
+        let topo = Topology::preset("qemu8").unwrap();
+        let w = workload_pids(&tr.events, &tr.header.comm);
+        let scripts = Rc::new(extract(&tr.events, &w));
+        let workload = Workload {
+            parts: vec![Part::Replay { scripts }],
+            text: "replay".into(),
+        };
+        let mut cfg = Config::new(topo, workload, 1, 1_000_000_000);
+        cfg.record_events = true;
+        let (result, events) = Sim::new(cfg).run_recorded();
+        let placed = |evs: &[Event]| -> Vec<(u32, u32)> {
+            evs.iter()
+                .filter_map(|e| match e.ev {
+                    Ev::WakeupNew { pid, target } => Some((pid, target)),
+                    _ => None,
+                })
+                .collect()
+        };
+        // The model's own choice (fewest running, then the emptiest core)
+        // puts them on CPUs 2 and 4 only.
+        assert_eq!(placed(&events), placed(&tr.events));
+        // Every script exited, so the run ended there, not a second of
+        // idle ticks later.
+        assert!(result.ended);
+        assert!(result.duration_ns < 1_000_000, "{}", result.duration_ns);
     }
 
     #[test]

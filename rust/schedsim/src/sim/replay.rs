@@ -285,7 +285,15 @@ impl Sim {
                     // wake_up_new_task() sets the CPU with __set_task_cpu(),
                     // which traces no sched_migrate_task: neither does this.
                     // Its sched_wakeup_new comes before the switch to it.
-                    let dest = self.tasks[c].pinned.unwrap_or_else(|| self.fork_cpu());
+                    // Where the trace forked it, when it says.
+                    let traced = match self.replay.scripts[j].start {
+                        Start::Forked { cpu: Some(f) } if f < self.cfg.topology.nr_cpus => Some(f),
+                        _ => None,
+                    };
+                    let dest = self.tasks[c]
+                        .pinned
+                        .or(traced)
+                        .unwrap_or_else(|| self.fork_cpu());
                     self.rec(
                         dest,
                         TEv::WakeupNew {
@@ -300,6 +308,12 @@ impl Sim {
                     self.rec(cpu, TEv::Exit { pid: pid(t) });
                     self.rec_leaves(cpu, 'X');
                     self.block_curr(cpu, State::Blocked);
+                    // The run ends with its last script, as the guest's
+                    // trace does: idle CPUs balancing on after it would
+                    // count in schedstat what the guest never ran.
+                    if self.replay.exited.iter().all(|&e| e) {
+                        self.ended_ns = Some(self.now_ns);
+                    }
                     return;
                 }
             }
