@@ -44,8 +44,10 @@ pub enum WakeIdle {
     /// This many ns.
     Ns(u64),
     /// The medians the guest's trace shows: from the wakeup to the run
-    /// (`Metrics::idle_wakeup_latency_ns`), and before it the wake list's
-    /// (`Metrics::wake_list_latency_ns`, `CostModel::wake_list_ns`).
+    /// (`Metrics::idle_wakeup_latency_ns`), before it the wake list's
+    /// (`Metrics::wake_list_latency_ns`, `CostModel::wake_list_ns`), and
+    /// a fork's onto an idle CPU (`Metrics::fork_idle_latency_ns`,
+    /// `CostModel::fork_idle_ns`).
     Guest,
 }
 
@@ -83,6 +85,9 @@ pub struct Replayed {
     pub wake_idle_ns: u64,
     /// The model's wake list latency, ns (`CostModel::wake_list_ns`).
     pub wake_list_ns: u64,
+    /// The model's latency of a fork onto an idle CPU, ns
+    /// (`CostModel::fork_idle_ns`).
+    pub fork_idle_ns: u64,
     /// STEAL's tries and steals, (tried, stolen): the guest's module
     /// counters over the run, and the model's.
     pub steal_guest: (u64, u64),
@@ -313,10 +318,14 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let scripts = Rc::new(scripts);
     let duration_ns = run_length_ns(guest.span_ns);
-    let (wake_idle_ns, wake_list_ns) = match opts.wake_idle {
-        WakeIdle::Off => (0, 0),
-        WakeIdle::Ns(ns) => (ns, 0),
-        WakeIdle::Guest => (guest.idle_wakeup_latency_ns, guest.wake_list_latency_ns),
+    let (wake_idle_ns, wake_list_ns, fork_idle_ns) = match opts.wake_idle {
+        WakeIdle::Off => (0, 0, 0),
+        WakeIdle::Ns(ns) => (ns, 0, 0),
+        WakeIdle::Guest => (
+            guest.idle_wakeup_latency_ns,
+            guest.wake_list_latency_ns,
+            guest.fork_idle_latency_ns,
+        ),
     };
     // The guest is TCG with every vCPU on one host thread: STEAL's window
     // between the mask read and the victim's lock is that slow there.
@@ -328,6 +337,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     let cost = CostModel {
         wake_idle_ns,
         wake_list_ns,
+        fork_idle_ns,
         ..steal
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, cost);
@@ -394,6 +404,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         cut: h.dropped > 0,
         wake_idle_ns,
         wake_list_ns,
+        fork_idle_ns,
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
         model_early_wakes,
@@ -504,8 +515,9 @@ mod tests {
     }
 
     /// A parent on CPU 0 forks six children onto CPUs 2 to 7, as the
-    /// guest's `sched_balance_fork()` spread hackbench's; each runs 20 us
-    /// and exits.
+    /// guest's `sched_balance_fork()` spread hackbench's; each runs there
+    /// 500 ns after its `sched_wakeup_new` (the IPI to an idle CPU), for
+    /// 20 ns, and exits.
     fn fork_trace() -> String {
         let mut s = String::from(
             "# slb-trace 1\n# topology smt2 cpus 8\n# comm hb\n\
@@ -514,8 +526,8 @@ mod tests {
         for c in 2..8u32 {
             let (pid, t) = (c, u64::from(c) * 1000);
             s += &format!("{t} 0 T {pid} hb\n{t} 0 F 1 {pid}\n{t} {c} N {pid} {c}\n");
-            s += &format!("{} {c} S 0 R {pid}\n", t + 10);
-            s += &format!("{} {c} X {pid}\n{} {c} S {pid} X 0\n", t + 30, t + 30);
+            s += &format!("{} {c} S 0 R {pid}\n", t + 500);
+            s += &format!("{} {c} X {pid}\n{} {c} S {pid} X 0\n", t + 520, t + 520);
         }
         s + "9000 0 X 1\n9000 0 S 1 X 0\n"
     }
@@ -548,6 +560,33 @@ mod tests {
         // idle ticks later.
         assert!(result.ended);
         assert!(result.duration_ns < 1_000_000, "{}", result.duration_ns);
+    }
+
+    #[test]
+    fn a_fork_onto_an_idle_cpu_waits_fork_idle_ns() {
+        let tr = parse(&fork_trace()).unwrap();
+        let off = replay(&tr, &Opts::default()).unwrap();
+        assert_eq!(
+            (off.guest.fork_idle, off.guest.fork_idle_latency_ns),
+            (6, 500)
+        );
+        // The model's child runs at once on the idle CPU...
+        assert_eq!(
+            (off.model.fork_idle, off.model.fork_idle_latency_ns),
+            (6, 0)
+        );
+        assert_eq!(off.fork_idle_ns, 0);
+        // ... or as late as the guest's, given its latencies.
+        let g = replay(
+            &tr,
+            &Opts {
+                wake_idle: WakeIdle::Guest,
+                ..Opts::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(g.fork_idle_ns, 500);
+        assert_eq!((g.model.fork_idle, g.model.fork_idle_latency_ns), (6, 500));
     }
 
     #[test]

@@ -76,6 +76,12 @@ pub struct Metrics {
     pub wake_list_wakeups: u64,
     /// See `wake_list_wakeups`.
     pub wake_list_latency_ns: u64,
+    /// Forks of workload tasks onto an idle CPU (`N`), and the median time
+    /// from it to the switch to the child there, ns: `resched_curr()`'s
+    /// IPI to that CPU (`CostModel::fork_idle_ns`).
+    pub fork_idle: u64,
+    /// See `fork_idle`.
+    pub fork_idle_latency_ns: u64,
     /// Wakeups of workload tasks onto a CPU that runs something, and the
     /// median time from their `U` to the switch to them (wherever a
     /// balancer has taken them meanwhile), ns: how long a woken task
@@ -221,6 +227,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // Wakees placed on an idle CPU: when, to measure until they run.
     let mut woke_idle: HashMap<u32, (u32, u64)> = HashMap::new();
     let mut latencies: Vec<u64> = Vec::new();
+    // Children forked onto an idle CPU, not yet run: (CPU, when).
+    let mut forked_idle: HashMap<u32, (u32, u64)> = HashMap::new();
+    let mut fork_latencies: Vec<u64> = Vec::new();
     // Wakees placed on a busy CPU: when, to measure until they run.
     let mut woke_busy: HashMap<u32, u64> = HashMap::new();
     let mut busy_latencies: Vec<u64> = Vec::new();
@@ -279,6 +288,11 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     if let Some(at) = woke_busy.remove(&next) {
                         busy_latencies.push(ts.saturating_sub(at));
                     }
+                    if let Some((c, at)) = forked_idle.remove(&next) {
+                        if c == e.cpu {
+                            fork_latencies.push(ts.saturating_sub(at));
+                        }
+                    }
                 }
                 cur[cpu] = next;
             }
@@ -316,6 +330,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
             Ev::WakeupNew { pid, target } => {
                 forked.remove(&pid);
                 q.enqueue(pid, target);
+                if workload.contains(&pid) && cur.get(target as usize) == Some(&0) {
+                    forked_idle.insert(pid, (target, ts));
+                }
             }
             Ev::Wakeup { pid, target } => {
                 q.enqueue(pid, target);
@@ -354,6 +371,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     m.span_ns = last.saturating_sub(first);
     (m.idle_wakeups, m.idle_wakeup_latency_ns) = count_and_median(&mut latencies);
     (m.wake_list_wakeups, m.wake_list_latency_ns) = count_and_median(&mut list_latencies);
+    (m.fork_idle, m.fork_idle_latency_ns) = count_and_median(&mut fork_latencies);
     (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_median(&mut busy_latencies);
     m.busy_wakeup_latency_p90_ns = quantile(&busy_latencies, 9, 10);
     m
@@ -452,6 +470,23 @@ mod tests {
         assert_eq!((m.wake_list_wakeups, m.wake_list_latency_ns), (1, 250));
         // From U to the switch: 5 and 4 ns.
         assert_eq!((m.idle_wakeups, m.idle_wakeup_latency_ns), (2, 5));
+        assert_eq!(m.fork_idle, 0);
+    }
+
+    #[test]
+    fn fork_onto_an_idle_cpu_to_its_run() {
+        // 11 forked onto idle CPU 1 runs 700 ns later; 12 onto CPU 0,
+        // which runs its parent, is not counted.
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 S 0 R 10\n0 1 S 0 R 0\n\
+             100 0 T 11 w\n100 0 F 10 11\n100 1 N 11 1\n800 1 S 0 R 11\n\
+             900 0 T 12 w\n900 0 F 10 12\n900 0 N 12 0\n950 0 S 10 S 12\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!((m.fork_idle, m.fork_idle_latency_ns), (1, 700));
     }
 
     #[test]

@@ -182,6 +182,13 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
             1e3,
         ));
     }
+    if g.fork_idle > 0 || m.fork_idle > 0 {
+        out.push(field(
+            "fork to run, idle CPU, us",
+            |x| x.fork_idle_latency_ns,
+            1e3,
+        ));
+    }
     if g.busy_wakeups > 0 || m.busy_wakeups > 0 {
         out.push(field(
             "wakeup to run, busy CPU, us",
@@ -255,11 +262,12 @@ pub fn table(all: &[Replayed]) -> String {
             r.model_acted
                 .map_or("-", |a| if a { "rule acted" } else { "rule inert" }),
             r.tasks,
-            if r.wake_idle_ns > 0 || r.wake_list_ns > 0 {
+            if r.wake_idle_ns > 0 || r.wake_list_ns > 0 || r.fork_idle_ns > 0 {
                 format!(
-                    ", model wakeup to idle {} us, wake list {} us",
+                    ", model wakeup to idle {} us, wake list {} us, fork to idle {} us",
                     r.wake_idle_ns / 1000,
-                    r.wake_list_ns / 1000
+                    r.wake_list_ns / 1000,
+                    r.fork_idle_ns / 1000
                 )
             } else {
                 String::new()
@@ -509,6 +517,7 @@ mod tests {
             cut: false,
             wake_idle_ns: 0,
             wake_list_ns: 0,
+            fork_idle_ns: 0,
             steal_guest: (0, 0),
             steal_model: (0, 0),
             model_early_wakes: EarlyWakes::default(),

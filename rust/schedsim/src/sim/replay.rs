@@ -206,7 +206,16 @@ impl Sim {
         self.place_entity(cpu, t, true);
         self.enqueue(cpu, t);
         if self.rqs[cpu as usize].curr.is_none() {
-            self.pick_next(cpu);
+            // resched_curr()'s IPI to the idle CPU, slow under TCG
+            // (`CostModel::fork_idle_ns`); the child is queued meanwhile.
+            if self.cost.fork_idle_ns > 0 {
+                self.push(
+                    self.now_ns.saturating_add(self.cost.fork_idle_ns),
+                    Ev::IdlePick { cpu },
+                );
+            } else {
+                self.pick_next(cpu);
+            }
         } else {
             self.wakeup_preempt(cpu, t);
         }
