@@ -192,6 +192,44 @@ impl CostModel {
     }
 }
 
+/// How many quantiles of a latency [`LatencySpread`] keeps.
+pub const SPREAD_POINTS: usize = 40;
+
+/// The spread of the three TCG latencies a replayed trace shows, each as
+/// [`SPREAD_POINTS`] evenly spaced quantiles (the `(i + 1/2) / n`-th) of
+/// the guest's own: a wakeup onto an idle CPU to its run
+/// ([`CostModel::wake_idle_ns`]), the wake list's
+/// ([`CostModel::wake_list_ns`]) and a fork's onto an idle CPU
+/// ([`CostModel::fork_idle_ns`]). The medians are a poor stand-in: a
+/// vCPU's turn comes after 25 us or after 600 us (the 10th and 90th
+/// percentiles of the wake list's under request-response), and what the
+/// tail does (two wakees stacked on one CPU whose turn is late, and one
+/// of them left for a balancer) a median never does. Empty: the model's
+/// constant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatencySpread {
+    /// Of `CostModel::wake_idle_ns`.
+    pub wake_idle_ns: Vec<u64>,
+    /// Of `CostModel::wake_list_ns`.
+    pub wake_list_ns: Vec<u64>,
+    /// Of `CostModel::fork_idle_ns`.
+    pub fork_idle_ns: Vec<u64>,
+}
+
+/// [`SPREAD_POINTS`] quantiles of `sorted` (ascending); empty if it is.
+pub fn spread_of(sorted: &[u64]) -> Vec<u64> {
+    if sorted.is_empty() {
+        return Vec::new();
+    }
+    (0..SPREAD_POINTS)
+        .map(|i| {
+            // (2i + 1) / 2n of the way up: the middle of each n-th.
+            let at = sorted.len().saturating_mul(2 * i + 1) / (2 * SPREAD_POINTS);
+            sorted[at.min(sorted.len() - 1)]
+        })
+        .collect()
+}
+
 /// Every constant of [`CostModel`] but `wake_idle_ns` (0 unless a replay
 /// sets it), by field name, in its order: what `schedsim experiment
 /// sensitivity` scales one at a time.
@@ -424,5 +462,17 @@ mod tests {
         }
         assert!(c.scaled(Some("nope"), 2.0).is_err());
         assert!(c.scaled(None, 0.0).is_err() && c.scaled(None, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_spread_is_evenly_spaced_quantiles() {
+        let sorted: Vec<u64> = (0..100).collect();
+        let q = spread_of(&sorted);
+        assert_eq!(q.len(), SPREAD_POINTS);
+        // The middles of each 40th: 1.25 -> 1, ..., 98.75 -> 98.
+        assert_eq!((q[0], q[19], q[20], q[39]), (1, 48, 51, 98));
+        assert!(q.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(spread_of(&[7]), vec![7; SPREAD_POINTS]);
+        assert!(spread_of(&[]).is_empty());
     }
 }

@@ -31,7 +31,8 @@ const USAGE: &str = "usage:
                  [--knobs LIST] [--tcg-cost WAKEUP_NS:SWITCH_NS]
                  [--cost-ns NAME=NS,...] [--hw-tick] [--lb-clock N]
   schedsim replay TRACE... [--seed N] [--format table|json]
-                 [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
+                 [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]...
+                 [--kthreads]
                  [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]
   schedsim bench
   schedsim topology NAME

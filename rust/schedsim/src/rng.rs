@@ -27,6 +27,9 @@ pub enum Purpose {
     NiRandom,
     /// The jitter of one task's bursts and sleeps.
     Task,
+    /// A replay's TCG latencies, drawn from the trace's spread
+    /// (`cost::LatencySpread`; one stream per run).
+    Latency,
 }
 
 impl Purpose {
@@ -36,6 +39,7 @@ impl Purpose {
             Purpose::TickOrder => 1,
             Purpose::NiRandom => 2,
             Purpose::Task => 3,
+            Purpose::Latency => 4,
         }
     }
 }

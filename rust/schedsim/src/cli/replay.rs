@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
-//! [--wake-idle-us N|guest] [--cost NAME=FACTOR]... [--kthreads]
+//! [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]... [--kthreads]
 //! [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]`: each guest trace
 //! (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
 //! (`Config::tcg_rr`); STEAL's attempt is as slow as in that guest
 //! (`CostModel::tcg_steal`) unless `--native-steal`; `--wake-idle-us
-//! guest` gives the model each trace's wakeup latencies, onto an idle
-//! CPU and through the wake list (`CostModel::wake_idle_ns`,
-//! `wake_list_ns`); with
+//! guest` gives the model each trace's TCG latencies, a wakeup's onto
+//! an idle CPU, the wake list's and a fork's onto an idle CPU
+//! (`CostModel::wake_idle_ns`, `wake_list_ns`, `fork_idle_ns`), their
+//! medians, and `guest-spread` draws each from the trace's own spread
+//! of it (`cost::LatencySpread`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
 //! (`cost.rs`'s names), as the sensitivity runs do.
@@ -42,12 +44,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 let v = super::value(&mut p, "--wake-idle-us")?;
                 opts.wake_idle = match v.as_str() {
                     "guest" => WakeIdle::Guest,
+                    "guest-spread" => WakeIdle::GuestSpread,
                     n => WakeIdle::Ns(
                         n.parse::<u64>()
                             .ok()
                             .filter(|&us| us <= 1_000_000)
                             .ok_or_else(|| {
-                                format!("bad --wake-idle-us '{n}': 0..=1000000 or 'guest'")
+                                format!("bad --wake-idle-us '{n}': 0..=1000000, 'guest' or 'guest-spread'")
                             })?
                             .saturating_mul(1000),
                     ),

@@ -26,7 +26,7 @@ use super::metrics::{measure, workload_pids, Metrics};
 use super::script::{extract, percpu_kthread_pids};
 use super::trace::Trace;
 use crate::calibrate::preset_of;
-use crate::cost::{CostModel, TcgCost};
+use crate::cost::{CostModel, LatencySpread, TcgCost};
 use crate::flags::{Flags, Knobs};
 use crate::sim::{Config, Sim};
 use crate::topology::Topology;
@@ -49,6 +49,10 @@ pub enum WakeIdle {
     /// a fork's onto an idle CPU (`Metrics::fork_idle_latency_ns`,
     /// `CostModel::fork_idle_ns`).
     Guest,
+    /// Each of those latencies drawn from the trace's own spread of it
+    /// (`cost::LatencySpread`, `Config::latency_spread`), the medians
+    /// where the model asks for a constant.
+    GuestSpread,
 }
 
 /// A replay's result.
@@ -88,6 +92,9 @@ pub struct Replayed {
     /// The model's latency of a fork onto an idle CPU, ns
     /// (`CostModel::fork_idle_ns`).
     pub fork_idle_ns: u64,
+    /// The model drew each of those latencies from the trace's spread,
+    /// the three above being their medians (`WakeIdle::GuestSpread`).
+    pub latency_spread: bool,
     /// STEAL's tries and steals, (tried, stolen): the guest's module
     /// counters over the run, and the model's.
     pub steal_guest: (u64, u64),
@@ -176,7 +183,7 @@ fn model_config(
     knobs: Knobs,
     opts: &Opts,
     duration_ns: u64,
-    cost: CostModel,
+    cost: &Costs,
 ) -> Config {
     let workload = Workload {
         parts: vec![Part::Replay {
@@ -187,10 +194,18 @@ fn model_config(
     let mut cfg = Config::new(topo.clone(), workload, opts.seed, duration_ns);
     cfg.flags = flags;
     cfg.knobs = knobs;
-    cfg.cost = cost;
+    cfg.cost = cost.model;
     cfg.tcg_rr = opts.tcg_rr;
     cfg.lb_clock_factor = opts.lb_clock_factor;
+    cfg.latency_spread = cost.spread.clone();
     cfg
+}
+
+/// The model's costs in a replay: its constants, and the spread its
+/// TCG latencies are drawn from, if any (`WakeIdle::GuestSpread`).
+struct Costs {
+    model: CostModel,
+    spread: Option<Rc<LatencySpread>>,
 }
 
 /// How long the model may run a replay of a run that spanned `span_ns`:
@@ -321,7 +336,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     let (wake_idle_ns, wake_list_ns, fork_idle_ns) = match opts.wake_idle {
         WakeIdle::Off => (0, 0, 0),
         WakeIdle::Ns(ns) => (ns, 0, 0),
-        WakeIdle::Guest => (
+        WakeIdle::Guest | WakeIdle::GuestSpread => (
             guest.idle_wakeup_latency_ns,
             guest.wake_list_latency_ns,
             guest.fork_idle_latency_ns,
@@ -334,13 +349,16 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     } else {
         opts.cost.tcg_steal(TcgCost::default(), topo.nr_cpus)
     };
-    let cost = CostModel {
-        wake_idle_ns,
-        wake_list_ns,
-        fork_idle_ns,
-        ..steal
+    let cost = Costs {
+        model: CostModel {
+            wake_idle_ns,
+            wake_list_ns,
+            fork_idle_ns,
+            ..steal
+        },
+        spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| Rc::new(guest.spread.clone())),
     };
-    let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, cost);
+    let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, &cost);
     let ModelRun {
         hash,
         metrics: model,
@@ -367,7 +385,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         knobs,
         opts,
         run_length_ns(model.span_ns),
-        cost,
+        &cost,
     );
     let control = run_model(cfg, &topo, &own);
     let rules = rule_flags(&h.kind, &h.flag);
@@ -384,7 +402,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             fk.busy_factor = bf;
         }
         // Only its decisions are compared: no record, no measures.
-        let cfg = model_config(&topo, &scripts, flipped, fk, opts, duration_ns, cost);
+        let cfg = model_config(&topo, &scripts, flipped, fk, opts, duration_ns, &cost);
         Some(Sim::new(cfg).run().trace_hash != hash)
     };
     let ctr = |name: &str| h.ctr(name).map_or(0, |v| u64::try_from(v).unwrap_or(0));
@@ -405,6 +423,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         wake_list_ns,
         fork_idle_ns,
+        latency_spread: opts.wake_idle == WakeIdle::GuestSpread,
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
         model_early_wakes,
@@ -587,6 +606,22 @@ mod tests {
         .unwrap();
         assert_eq!(g.fork_idle_ns, 500);
         assert_eq!((g.model.fork_idle, g.model.fork_idle_latency_ns), (6, 500));
+        assert!(!g.latency_spread);
+        // Drawn from the trace's spread: every fork took 500 ns there.
+        let d = replay(
+            &tr,
+            &Opts {
+                wake_idle: WakeIdle::GuestSpread,
+                ..Opts::default()
+            },
+        )
+        .unwrap();
+        assert!(d.latency_spread);
+        assert_eq!(
+            d.guest.spread.fork_idle_ns,
+            vec![500; crate::cost::SPREAD_POINTS]
+        );
+        assert_eq!((d.model.fork_idle, d.model.fork_idle_latency_ns), (6, 500));
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! - wakeups, context switches and the workload's CPU time.
 
 use super::trace::{preempted, Ctx, Ev, Event};
+use crate::cost::{spread_of, LatencySpread};
 use crate::topology::Topology;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -82,6 +83,9 @@ pub struct Metrics {
     pub fork_idle: u64,
     /// See `fork_idle`.
     pub fork_idle_latency_ns: u64,
+    /// The spread of those three latencies (not in the JSON).
+    #[serde(skip)]
+    pub spread: LatencySpread,
     /// Wakeups of workload tasks onto a CPU that runs something, and the
     /// median time from their `U` to the switch to them (wherever a
     /// balancer has taken them meanwhile), ns: how long a woken task
@@ -372,6 +376,12 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     (m.idle_wakeups, m.idle_wakeup_latency_ns) = count_and_median(&mut latencies);
     (m.wake_list_wakeups, m.wake_list_latency_ns) = count_and_median(&mut list_latencies);
     (m.fork_idle, m.fork_idle_latency_ns) = count_and_median(&mut fork_latencies);
+    // count_and_median() sorted them.
+    m.spread = LatencySpread {
+        wake_idle_ns: spread_of(&latencies),
+        wake_list_ns: spread_of(&list_latencies),
+        fork_idle_ns: spread_of(&fork_latencies),
+    };
     (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_median(&mut busy_latencies);
     m.busy_wakeup_latency_p90_ns = quantile(&busy_latencies, 9, 10);
     m

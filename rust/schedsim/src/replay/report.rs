@@ -518,6 +518,7 @@ mod tests {
             wake_idle_ns: 0,
             wake_list_ns: 0,
             fork_idle_ns: 0,
+            latency_spread: false,
             steal_guest: (0, 0),
             steal_model: (0, 0),
             model_early_wakes: EarlyWakes::default(),

@@ -171,6 +171,10 @@ pub struct Config {
     /// Record the run as slb-trace events (`Sim::run_recorded()`), as the
     /// guest's trace records its runs: replay measures both alike.
     pub record_events: bool,
+    /// Draw each TCG latency from a replayed trace's spread instead of
+    /// taking the cost model's constant (`schedsim replay --wake-idle-us
+    /// guest-spread`); None: the constants.
+    pub latency_spread: Option<Rc<crate::cost::LatencySpread>>,
 }
 
 impl Config {
@@ -193,6 +197,7 @@ impl Config {
             tcg_rr: false,
             lb_clock_factor: 1,
             record_events: false,
+            latency_spread: None,
         }
     }
 }
@@ -544,6 +549,8 @@ pub struct Sim {
     tcg_round: Vec<u32>,
     /// `cfg.tcg_rr`: the order of each round.
     tcg_rng: Rng,
+    /// Draws of the TCG latencies from `Config::latency_spread`.
+    latency_rng: Rng,
     /// `cfg.tcg_rr`: turns that ended early since the last tick (a vCPU
     /// halted, sent an IPI or took a timer's interrupt), each one more
     /// busy vCPU served.
@@ -701,6 +708,7 @@ impl Sim {
             nohz: nohz::Nohz::default(),
             tcg_round: Vec::new(),
             tcg_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 1),
+            latency_rng: Rng::stream(cfg.seed, Purpose::Latency, 0),
             tcg_turn_ends: 0,
             tcg_next_kick_ns: TCG_KICK_PERIOD_NS,
             going_idle: None,
@@ -725,6 +733,24 @@ impl Sim {
     /// Jiffies now.
     pub fn jiffies(&self) -> u64 {
         self.now_ns / self.tick_ns
+    }
+
+    /// One TCG latency: a draw from the replayed trace's spread of it
+    /// (`pick`) when the run has one, else the cost model's `fixed_ns`.
+    pub(crate) fn latency_ns(
+        &mut self,
+        pick: fn(&crate::cost::LatencySpread) -> &[u64],
+        fixed_ns: u64,
+    ) -> u64 {
+        let Some(spread) = self.cfg.latency_spread.as_ref() else {
+            return fixed_ns;
+        };
+        let points = pick(spread);
+        if points.is_empty() {
+            return fixed_ns;
+        }
+        let i = self.latency_rng.below(points.len() as u64) as usize;
+        points.get(i).copied().unwrap_or(fixed_ns)
     }
 
     /// `HZ`: jiffies per second.
@@ -1121,6 +1147,28 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A replay's latency: the constant, or with a spread a draw from its
+    /// points, each about as often; a kind the spread lacks keeps its
+    /// constant.
+    #[test]
+    fn a_latency_is_drawn_from_the_spread() {
+        let mut s = sim("qemu8", 250);
+        assert_eq!(s.latency_ns(|l| &l.wake_list_ns, 77), 77);
+        s.cfg.latency_spread = Some(Rc::new(crate::cost::LatencySpread {
+            wake_list_ns: vec![10, 20, 30],
+            ..Default::default()
+        }));
+        let mut seen = std::collections::BTreeMap::new();
+        for _ in 0..3000 {
+            *seen
+                .entry(s.latency_ns(|l| &l.wake_list_ns, 77))
+                .or_insert(0) += 1;
+        }
+        assert_eq!(seen.keys().copied().collect::<Vec<_>>(), [10, 20, 30]);
+        assert!(seen.values().all(|&n| (800..1200).contains(&n)), "{seen:?}");
+        assert_eq!(s.latency_ns(|l| &l.fork_idle_ns, 77), 77);
+    }
 
     fn sim(topo: &str, hz: u32) -> Sim {
         let mut cfg = Config::new(

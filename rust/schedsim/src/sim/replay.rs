@@ -209,10 +209,8 @@ impl Sim {
             // resched_curr()'s IPI to the idle CPU, slow under TCG
             // (`CostModel::fork_idle_ns`); the child is queued meanwhile.
             if self.cost.fork_idle_ns > 0 {
-                self.push(
-                    self.now_ns.saturating_add(self.cost.fork_idle_ns),
-                    Ev::IdlePick { cpu },
-                );
+                let wait_ns = self.latency_ns(|s| &s.fork_idle_ns, self.cost.fork_idle_ns);
+                self.push(self.now_ns.saturating_add(wait_ns), Ev::IdlePick { cpu });
             } else {
                 self.pick_next(cpu);
             }

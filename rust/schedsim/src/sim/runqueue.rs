@@ -497,10 +497,8 @@ impl Sim {
         self.track_buddy(t);
         if self.rqs[cpu as usize].curr.is_none() {
             if self.cost.wake_idle_ns > 0 {
-                self.push(
-                    now.saturating_add(self.cost.wake_idle_ns),
-                    Ev::IdlePick { cpu },
-                );
+                let wait_ns = self.latency_ns(|s| &s.wake_idle_ns, self.cost.wake_idle_ns);
+                self.push(now.saturating_add(wait_ns), Ev::IdlePick { cpu });
             } else {
                 self.pick_next(cpu);
             }

@@ -60,10 +60,8 @@ impl Sim {
             let rq = &mut self.rqs[cpu as usize];
             rq.wake_list.push(t);
             if rq.wake_list.len() == 1 {
-                self.push(
-                    self.now_ns.saturating_add(self.cost.wake_list_ns),
-                    Ev::WakeList { cpu },
-                );
+                let wait_ns = self.latency_ns(|s| &s.wake_list_ns, self.cost.wake_list_ns);
+                self.push(self.now_ns.saturating_add(wait_ns), Ev::WakeList { cpu });
             }
             self.tcg_turn_end();
             return;
