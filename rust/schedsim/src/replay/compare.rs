@@ -551,9 +551,21 @@ mod tests {
         s + "9000 0 X 1\n9000 0 S 1 X 0\n"
     }
 
-    #[test]
-    fn a_forked_child_starts_where_the_trace_forked_it() {
-        let tr = parse(&fork_trace()).unwrap();
+    /// `replay()` of `tr` with default options but `wake_idle`.
+    fn replay_with(tr: &Trace, wake_idle: WakeIdle) -> Replayed {
+        replay(
+            tr,
+            &Opts {
+                wake_idle,
+                ..Opts::default()
+            },
+        )
+        .unwrap()
+    }
+
+    /// The trace's workload scripts run on qemu8 for up to `duration_ns`,
+    /// recorded.
+    fn run_scripts(tr: &Trace, duration_ns: u64) -> (crate::stats::RunResult, Vec<Event>) {
         let topo = Topology::preset("qemu8").unwrap();
         let w = workload_pids(&tr.events, &tr.header.comm);
         let scripts = Rc::new(extract(&tr.events, &w));
@@ -561,9 +573,15 @@ mod tests {
             parts: vec![Part::Replay { scripts }],
             text: "replay".into(),
         };
-        let mut cfg = Config::new(topo, workload, 1, 1_000_000_000);
+        let mut cfg = Config::new(topo, workload, 1, duration_ns);
         cfg.record_events = true;
-        let (result, events) = Sim::new(cfg).run_recorded();
+        Sim::new(cfg).run_recorded()
+    }
+
+    #[test]
+    fn a_forked_child_starts_where_the_trace_forked_it() {
+        let tr = parse(&fork_trace()).unwrap();
+        let (result, events) = run_scripts(&tr, 1_000_000_000);
         let placed = |evs: &[Event]| -> Vec<(u32, u32)> {
             evs.iter()
                 .filter_map(|e| match e.ev {
@@ -596,26 +614,12 @@ mod tests {
         );
         assert_eq!(off.fork_idle_ns, 0);
         // ... or as late as the guest's, given its latencies.
-        let g = replay(
-            &tr,
-            &Opts {
-                wake_idle: WakeIdle::Guest,
-                ..Opts::default()
-            },
-        )
-        .unwrap();
+        let g = replay_with(&tr, WakeIdle::Guest);
         assert_eq!(g.fork_idle_ns, 500);
         assert_eq!((g.model.fork_idle, g.model.fork_idle_latency_ns), (6, 500));
         assert!(!g.latency_spread);
         // Drawn from the trace's spread: every fork took 500 ns there.
-        let d = replay(
-            &tr,
-            &Opts {
-                wake_idle: WakeIdle::GuestSpread,
-                ..Opts::default()
-            },
-        )
-        .unwrap();
+        let d = replay_with(&tr, WakeIdle::GuestSpread);
         assert!(d.latency_spread);
         assert_eq!(
             d.guest.spread.fork_idle_ns,
@@ -628,15 +632,7 @@ mod tests {
     fn the_models_record_round_trips() {
         let tr = parse(&pingpong_trace()).unwrap();
         let topo = Topology::preset("qemu8").unwrap();
-        let w = workload_pids(&tr.events, &tr.header.comm);
-        let scripts = Rc::new(extract(&tr.events, &w));
-        let workload = Workload {
-            parts: vec![Part::Replay { scripts }],
-            text: "replay".into(),
-        };
-        let mut cfg = Config::new(topo.clone(), workload, 1, 100_000_000);
-        cfg.record_events = true;
-        let (_, events) = Sim::new(cfg).run_recorded();
+        let (_, events) = run_scripts(&tr, 100_000_000);
         let text = format!(
             "# slb-trace 1\n# topology smt2 cpus 8\n# comm pp\n{}\n",
             events.iter().map(event_line).collect::<Vec<_>>().join("\n")
@@ -653,26 +649,12 @@ mod tests {
         let off = replay(&tr, &Opts::default()).unwrap();
         assert!(off.model.idle_wakeups > 100);
         assert_eq!(off.model.idle_wakeup_latency_ns, 0);
-        let on = replay(
-            &tr,
-            &Opts {
-                wake_idle: WakeIdle::Ns(30_000),
-                ..Opts::default()
-            },
-        )
-        .unwrap();
+        let on = replay_with(&tr, WakeIdle::Ns(30_000));
         assert_eq!(on.wake_idle_ns, 30_000);
         assert_eq!(on.model.idle_wakeup_latency_ns, 30_000);
         // The guest's own trace switches in 1 ns after each wakeup.
         assert_eq!(on.guest.idle_wakeup_latency_ns, 1);
-        let g = replay(
-            &tr,
-            &Opts {
-                wake_idle: WakeIdle::Guest,
-                ..Opts::default()
-            },
-        )
-        .unwrap();
+        let g = replay_with(&tr, WakeIdle::Guest);
         assert_eq!(g.wake_idle_ns, 1);
         // The guest's wakeups cross CPUs onto idle ones, W to U in 1 ns:
         // its wake list's latency, given to the model with the guest's.
