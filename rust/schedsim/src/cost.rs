@@ -230,8 +230,9 @@ pub fn spread_of(sorted: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// Every constant of [`CostModel`] but `wake_idle_ns` (0 unless a replay
-/// sets it), by field name, in its order: what `schedsim experiment
+/// Every constant of [`CostModel`] but the three TCG latencies
+/// (`wake_idle_ns`, `wake_list_ns`, `fork_idle_ns`: 0 unless a replay
+/// sets them), by field name, in its order: what `schedsim experiment
 /// sensitivity` scales one at a time.
 pub const COST_FIELDS: &[&str] = &[
     "ctx_switch_ns",
