@@ -216,20 +216,6 @@ pub struct LatencySpread {
     pub fork_idle_ns: Vec<u64>,
 }
 
-/// [`SPREAD_POINTS`] quantiles of `sorted` (ascending); empty if it is.
-pub fn spread_of(sorted: &[u64]) -> Vec<u64> {
-    if sorted.is_empty() {
-        return Vec::new();
-    }
-    (0..SPREAD_POINTS)
-        .map(|i| {
-            // (2i + 1) / 2n of the way up: the middle of each n-th.
-            let at = sorted.len().saturating_mul(2 * i + 1) / (2 * SPREAD_POINTS);
-            sorted[at.min(sorted.len() - 1)]
-        })
-        .collect()
-}
-
 /// Every constant of [`CostModel`] but the three TCG latencies
 /// (`wake_idle_ns`, `wake_list_ns`, `fork_idle_ns`: 0 unless a replay
 /// sets them), by field name, in its order: what `schedsim experiment
@@ -463,17 +449,5 @@ mod tests {
         }
         assert!(c.scaled(Some("nope"), 2.0).is_err());
         assert!(c.scaled(None, 0.0).is_err() && c.scaled(None, f64::NAN).is_err());
-    }
-
-    #[test]
-    fn a_spread_is_evenly_spaced_quantiles() {
-        let sorted: Vec<u64> = (0..100).collect();
-        let q = spread_of(&sorted);
-        assert_eq!(q.len(), SPREAD_POINTS);
-        // The middles of each 40th: 1.25 -> 1, ..., 98.75 -> 98.
-        assert_eq!((q[0], q[19], q[20], q[39]), (1, 48, 51, 98));
-        assert!(q.windows(2).all(|w| w[0] <= w[1]));
-        assert_eq!(spread_of(&[7]), vec![7; SPREAD_POINTS]);
-        assert!(spread_of(&[]).is_empty());
     }
 }

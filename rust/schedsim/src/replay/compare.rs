@@ -423,7 +423,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_idle_ns,
         wake_list_ns,
         fork_idle_ns,
-        latency_spread: opts.wake_idle == WakeIdle::GuestSpread,
+        latency_spread: cost.spread.is_some(),
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
         model_early_wakes,

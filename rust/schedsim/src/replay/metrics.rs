@@ -21,7 +21,7 @@
 //! - wakeups, context switches and the workload's CPU time.
 
 use super::trace::{preempted, Ctx, Ev, Event};
-use crate::cost::{spread_of, LatencySpread};
+use crate::cost::{LatencySpread, SPREAD_POINTS};
 use crate::topology::Topology;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -130,6 +130,30 @@ pub fn workload_pids(events: &[Event], comm: &[String]) -> HashSet<u32> {
 fn quantile(sorted: &[u64], num: usize, den: usize) -> u64 {
     let at = sorted.len().saturating_mul(num) / den.max(1);
     sorted.get(at).copied().unwrap_or(0)
+}
+
+/// [`SPREAD_POINTS`] quantiles of `sorted`, the middle of each n-th
+/// (`(2i + 1) / 2n`); empty if it is.
+fn spread_of(sorted: &[u64]) -> Vec<u64> {
+    if sorted.is_empty() {
+        return Vec::new();
+    }
+    (0..SPREAD_POINTS)
+        .map(|i| quantile(sorted, 2 * i + 1, 2 * SPREAD_POINTS))
+        .collect()
+}
+
+/// The time from a task's placement on an idle CPU (`placed`: CPU and
+/// when) to the switch to it at `ts` on `cpu`, if it ran where it was
+/// placed; the wait is over either way.
+fn ran_where_placed(
+    placed: &mut HashMap<u32, (u32, u64)>,
+    pid: u32,
+    cpu: u32,
+    ts: u64,
+) -> Option<u64> {
+    let (c, at) = placed.remove(&pid)?;
+    (c == cpu).then(|| ts.saturating_sub(at))
 }
 
 /// How many latencies there are, sorted in place, and their median.
@@ -284,19 +308,11 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 if workload.contains(&next) {
                     run_start.insert(next, ts);
                     ran_before.insert(next);
-                    if let Some((c, at)) = woke_idle.remove(&next) {
-                        if c == e.cpu {
-                            latencies.push(ts.saturating_sub(at));
-                        }
-                    }
+                    latencies.extend(ran_where_placed(&mut woke_idle, next, e.cpu, ts));
                     if let Some(at) = woke_busy.remove(&next) {
                         busy_latencies.push(ts.saturating_sub(at));
                     }
-                    if let Some((c, at)) = forked_idle.remove(&next) {
-                        if c == e.cpu {
-                            fork_latencies.push(ts.saturating_sub(at));
-                        }
-                    }
+                    fork_latencies.extend(ran_where_placed(&mut forked_idle, next, e.cpu, ts));
                 }
                 cur[cpu] = next;
             }
@@ -481,6 +497,18 @@ mod tests {
         // From U to the switch: 5 and 4 ns.
         assert_eq!((m.idle_wakeups, m.idle_wakeup_latency_ns), (2, 5));
         assert_eq!(m.fork_idle, 0);
+    }
+
+    #[test]
+    fn a_spread_is_evenly_spaced_quantiles() {
+        let sorted: Vec<u64> = (0..100).collect();
+        let q = spread_of(&sorted);
+        assert_eq!(q.len(), SPREAD_POINTS);
+        // The middles of each 40th: 1.25 -> 1, ..., 98.75 -> 98.
+        assert_eq!((q[0], q[19], q[20], q[39]), (1, 48, 51, 98));
+        assert!(q.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(spread_of(&[7]), vec![7; SPREAD_POINTS]);
+        assert!(spread_of(&[]).is_empty());
     }
 
     #[test]
