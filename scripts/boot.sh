@@ -63,10 +63,12 @@ fi
 [ $rc = 0 ] || die "QEMU exited with $rc (log: $log_file)"
 grep -q '^SLB: done' "$log_file" || die "guest $name did not finish its plan (log: $log_file)"
 
-failed=0
+# Each reason the run fails is kept and said again last: CI keeps only the
+# tail of this script's output, and the guest's own lines come before it.
+why=()
 if grep -q '^SLB: FAIL' "$log_file"; then
 	grep '^SLB: FAIL' "$log_file" >&2
-	failed=1
+	why+=("$(grep -c '^SLB: FAIL' "$log_file") FAIL line(s), the first: $(grep -m1 '^SLB: FAIL' "$log_file")")
 fi
 # Every step of the plan this host sent must have its verdict: the guest's
 # runner says "verdict STEP ok" only for a step that said something ok and
@@ -76,17 +78,19 @@ for step in $plan; do
 	v=$(grep -a "^SLB: verdict $step " "$log_file" | tail -1 || true)
 	if [ "$v" != "SLB: verdict $step ok" ]; then
 		warn "guest $name: step '$step': ${v:-no verdict}"
-		failed=1
+		why+=("step '$step': ${v:-no verdict}")
 	fi
 done
 # Kernel splats (scripts/splats.sh: which reports are excused, and why).
-"$SLB_ROOT/scripts/splats.sh" "$log_file" "guest $name" || failed=1
+splats=$("$SLB_ROOT/scripts/splats.sh" "$log_file" "guest $name" 2>&1) ||
+	why+=("a kernel splat, the first: $(grep -m1 -vE '^\[sched-lb-rs\]|^ *[0-9]+ ' <<< "$splats" || true)")
+[ -z "$splats" ] || printf '%s\n' "$splats" >&2
 
 # Every load of the module runs its KUnit suites again (cycle, hostile):
 # a failing case anywhere in the log fails the run, not only in the first.
 if grep -naE '^[[:space:]]*not ok [0-9]' "$log_file" >&2; then
 	warn "guest $name: a KUnit case failed (above)"
-	failed=1
+	why+=("a KUnit case failed: $(grep -m1 -aE '^[[:space:]]*not ok [0-9]' "$log_file" | sed 's/^[[:space:]]*//')")
 fi
 case " $plan " in
 *" kunit "*)
@@ -95,10 +99,13 @@ case " $plan " in
 	ktap="$SLB_LOGS/$name.ktap"
 	sed -n '/SLB: kunit begin/,/SLB: kunit end/p' "$log_file" > "$ktap"
 	if ! python3 "$SLB_SRC/tools/testing/kunit/kunit.py" parse "$ktap" | tee "$SLB_LOGS/$name.kunit.txt"; then
-		failed=1
+		why+=("kunit.py failed the KTAP of the first load (see $SLB_LOGS/$name.kunit.txt)")
 	fi
 	;;
 esac
 grep '^SLB: ' "$log_file" | grep -v '^SLB: FAIL' || true
-[ $failed = 0 ] || die "guest $name failed (log: $log_file)"
+[ ${#why[@]} = 0 ] || {
+	for w in "${why[@]}"; do warn "guest $name failed: $w"; done
+	die "guest $name failed (log: $log_file)"
+}
 log "guest $name passed"

@@ -184,6 +184,19 @@ guest_says "a step without its verdict" fail "step 'flags': no verdict" \
 	'SLB: step load started\nSLB: verdict load ok\nSLB: done\n'
 guest_says "a step whose verdict is FAIL" fail "step 'load': SLB: verdict load FAIL" \
 	'SLB: verdict load FAIL (0 failures, 0 ok lines)\nSLB: verdict flags ok\nSLB: done\n'
+# CI keeps only the tail of the output: each reason is said again in the
+# last lines, after the guest's own, whatever printed it first.
+guest_says_last() {
+	printf '#!/bin/sh\nprintf "%s"\n' "$3" > "$fakeq/qemu"
+	expect fail "guest verdict, said last: $1" "$2" \
+		bash -c '"$@" 2>&1 | tail -2; exit "${PIPESTATUS[0]}"' - \
+		env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" \
+		SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "load flags"
+}
+guest_says_last "a FAIL line" "guest t failed: 1 FAIL line\\(s\\), the first: SLB: FAIL load: lost" \
+	"SLB: FAIL load: lost\n${ok_steps}SLB: done\n"
+guest_says_last "a splat" "guest t failed: a kernel splat, the first: [0-9]+:WARNING: CPU: 1 PID: 7 at kernel/sched/fair.c:1" \
+	"${ok_steps}WARNING: CPU: 1 PID: 7 at kernel/sched/fair.c:1\nSLB: done\n"
 
 # One that hangs before its first step (in boot) still gets the message.
 printf '#!/bin/sh\necho "Linux version 6.12"\nexec sleep 30\n' > "$fakeq/qemu"
