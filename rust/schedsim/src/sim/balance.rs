@@ -97,7 +97,7 @@ pub struct Balanced {
 }
 
 impl Sim {
-    fn interval_jiffies(&self, cpu: u32, k: usize, busy: bool) -> u64 {
+    pub(super) fn interval_jiffies(&self, cpu: u32, k: usize, busy: bool) -> u64 {
         let d = &self.cfg.topology.domains[cpu as usize][k];
         sd_balance_interval_jiffies(IntervalInput {
             balance_interval_ms: self.rqs[cpu as usize].dom[k].balance_interval_ms,
@@ -568,9 +568,11 @@ impl Sim {
         if d.flags & SD_SHARE_CPUCAPACITY != 0 {
             return false;
         }
-        self.now_ns
-            .saturating_sub(self.tasks.get(t).map_or(0, |x| x.exec_start_ns))
-            < MIGRATION_COST_NS
+        let Some(task) = self.tasks.get(t) else {
+            return false;
+        };
+        // A task moved since it last ran has exec_start 0 in the kernel.
+        !task.migrated && self.now_ns.saturating_sub(task.exec_start_ns) < MIGRATION_COST_NS
     }
 
     /// `detach_tasks()` + `attach_tasks()`; returns tasks moved.
@@ -910,12 +912,44 @@ mod tests {
         // inside the LLC STEAL has no task_hot() test, so it moves.
         let hot = s.rqs[5].queue[0];
         assert_eq!(s.tasks[hot].exec_start_ns, s.now_ns);
+        // Moved to 5, it would not be hot until it ran there: as if it had.
+        s.tasks[hot].migrated = false;
         assert!(!s.can_migrate_task(hot, 1, 1), "hot for the balancer");
         assert!(s.try_steal(1));
         assert_eq!((s.nr_running(1), s.nr_running(5)), (1, 1));
         assert_eq!(s.tasks[hot].cpu, 1);
         assert!(s.llc[0].overloaded.iter().all(|w| w.get() == 0));
         assert!(!s.try_steal(2), "not idle");
+    }
+
+    /// A task moved to another CPU is not cache hot there until it runs:
+    /// `enqueue_entity()` with `ENQUEUE_MIGRATED` zeroes `se.exec_start`,
+    /// for the balancer's moves and a wakeup's (`WF_MIGRATED`) alike.
+    #[test]
+    fn a_moved_task_is_not_hot_until_it_runs() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5); // 0 idle, 5 runs one and queues one
+        let t = s.rqs[5].queue[0];
+        assert_eq!(s.tasks[t].exec_start_ns, s.now_ns, "it ran an instant ago");
+        assert!(!s.task_hot(t, 1, 1), "moved: not hot");
+        // It runs on 5: hot again, for the MC level, not for the SMT one.
+        s.put_prev(5);
+        let i = s.rqs[5].queue.iter().position(|&x| x == t).unwrap();
+        s.set_next(5, i);
+        s.put_prev(5);
+        assert!(s.task_hot(t, 1, 1));
+        assert!(!s.task_hot(t, 49, 0), "SMT siblings share cache");
+        // A wakeup that moves it: not hot either.
+        let mut w = one_task_per_cpu_xeon();
+        let u = w.rqs[5].curr.unwrap();
+        w.block_curr(5, crate::sim::State::Blocked);
+        assert!(w.task_hot(u, 1, 1), "it ran an instant ago, on 5");
+        // Allowed only CPU 7 now, so the wakeup moves it there, to queue.
+        w.tasks[u].pinned = Some(7);
+        w.wake(u, Some((0, w.rqs[0].curr.unwrap())), false);
+        assert_eq!(w.tasks[u].cpu, 7);
+        assert!(w.rqs[7].queue.contains(&u));
+        assert!(!w.task_hot(u, 1, 1), "woken elsewhere: not hot");
     }
 
     /// `sched_lb_steal_detach()`: STEAL takes the least recently run task, not the
@@ -933,6 +967,9 @@ mod tests {
         // `old` ran before `recent` but has the larger vruntime.
         s.tasks[old].exec_start_ns = s.now_ns - MIGRATION_COST_NS / 2;
         s.tasks[recent].exec_start_ns = s.now_ns - MIGRATION_COST_NS / 4;
+        // Both were moved to 5; as if they had run there since.
+        s.tasks[old].migrated = false;
+        s.tasks[recent].migrated = false;
         assert!(!s.can_migrate_task(old, 0, 1), "hot for the balancer");
         s.tasks[old].vruntime = s.tasks[recent].vruntime.saturating_add(1_000_000);
         assert!(s.try_steal(0));
@@ -1279,6 +1316,40 @@ mod tests {
         s.rebalance_domains(0);
         assert_eq!(s.stats.lb_periodic, 5, "CPU 0: all three");
         assert_eq!(s.rqs[0].dom[2].last_balance, j);
+    }
+
+    /// A busy CPU's next balance is a busy interval away (SMT: 2 ms x 16,
+    /// 7 jiffies at HZ 250 with LB_BUSY_INTERVAL_DEC); going idle brings
+    /// it forward to its idle interval, whether the newidle balance runs
+    /// or is skipped (`update_next_balance()` in `sched_balance_newidle()`),
+    /// so that the idle CPU balances at its next tick, not 7 jiffies on.
+    #[test]
+    fn going_idle_brings_the_next_balance_forward() {
+        for overloaded in [0, 1] {
+            let mut s = busy_qemu8();
+            s.rebalance_domains(1);
+            let j = s.jiffies();
+            let busy_due = j + s.interval_jiffies(1, 0, true);
+            assert_eq!(s.rqs[1].next_balance, busy_due);
+            // Skipped, the first level's idle interval; walked, every
+            // level's, PKG's from its last balance, which was never.
+            let idle_due = if overloaded == 0 {
+                j + s.interval_jiffies(1, 0, false)
+            } else {
+                (0..3)
+                    .map(|k| s.rqs[1].dom[k].last_balance + s.interval_jiffies(1, k, false))
+                    .min()
+                    .unwrap()
+            };
+            assert!(idle_due < busy_due);
+            // Its task blocks: the newidle balance is skipped (nothing
+            // overloaded), or runs and finds nothing to pull.
+            s.nr_overloaded = overloaded;
+            s.rqs[1].avg_idle_ns = 10_000_000;
+            s.block_curr(1, crate::sim::State::Blocked);
+            assert!(s.idle(1));
+            assert_eq!(s.rqs[1].next_balance, idle_due, "overloaded {overloaded}");
+        }
     }
 
     /// With the walk stopped, a level above still has its newidle cost

@@ -311,8 +311,16 @@ pub struct Task {
     pub burst_left_ns: u64,
     /// Cache refill still to pay after a migration, ns.
     pub refill_ns: u64,
-    /// `se.exec_start`: when it last ran, for `task_hot()`.
+    /// `se.exec_start`: when it last ran, for `task_hot()`; also the
+    /// model's stand-in for its place in `rq->cfs_tasks`, least recently
+    /// run first.
     pub exec_start_ns: u64,
+    /// Moved to another CPU since it last ran: the kernel's
+    /// `enqueue_entity()` with `ENQUEUE_MIGRATED` sets `se.exec_start` to
+    /// 0, "no longer consider this task hot", until it runs. Kept apart
+    /// from `exec_start_ns` so that the order the balancers take tasks in
+    /// stays as it was.
+    pub migrated: bool,
     /// Runnable load signal.
     pub load: Pelt,
     /// Running utilisation signal.

@@ -78,11 +78,22 @@ impl Sim {
         if levels == 0 {
             return false;
         }
+        // "There is a task waiting to run. No need to search for one."
+        if !self.rqs[cpu as usize].wake_list.is_empty() {
+            return false;
+        }
+        // The idle balance it leaves to the tick comes due as an idle
+        // CPU's would, not when the busy CPU's interval said: each domain
+        // it visits (the first, if it visits none) brings this CPU's
+        // next_balance forward to its idle interval (update_next_balance()).
+        let mut next_balance = self.jiffies().saturating_add(self.hz());
         let avg_idle = self.rqs[cpu as usize].avg_idle_ns;
         if self.nr_overloaded == 0
             || avg_idle < self.rqs[cpu as usize].dom[0].max_newidle_lb_cost_ns
         {
             self.stats.newidle_skipped += 1;
+            self.update_next_balance(cpu, 0, &mut next_balance);
+            self.move_next_balance(cpu, next_balance);
             return false;
         }
         self.stats.newidle_walks += 1;
@@ -93,6 +104,7 @@ impl Sim {
         let mut pulled = false;
         let mut stopped = false;
         for k in 0..levels {
+            self.update_next_balance(cpu, k, &mut next_balance);
             let step = WalkStep {
                 avg_idle_ns: avg_idle,
                 curr_cost_ns: curr_cost,
@@ -145,6 +157,7 @@ impl Sim {
         if stopped {
             self.stats.newidle_stopped += 1;
         }
+        self.move_next_balance(cpu, next_balance);
         let rq = &mut self.rqs[cpu as usize];
         if curr_cost > rq.max_idle_balance_cost_ns {
             rq.max_idle_balance_cost_ns = curr_cost;
@@ -158,6 +171,21 @@ impl Sim {
         self.stats.newidle_cost_ns += charged_ns;
         self.charge(cpu, charged_ns);
         pulled
+    }
+
+    /// `update_next_balance()`: domain `k`'s next idle balance, if sooner
+    /// than `next`.
+    fn update_next_balance(&self, cpu: u32, k: usize, next: &mut u64) {
+        let due = self.rqs[cpu as usize].dom[k]
+            .last_balance
+            .saturating_add(self.interval_jiffies(cpu, k, false));
+        *next = (*next).min(due);
+    }
+
+    /// `sched_balance_newidle()`'s "Move the next balance forward".
+    fn move_next_balance(&mut self, cpu: u32, next: u64) {
+        let rq = &mut self.rqs[cpu as usize];
+        rq.next_balance = rq.next_balance.min(next);
     }
 
     /// The kernel's `newidle_account` hook: one newidle attempt on `cpu`,

@@ -256,6 +256,7 @@ impl Sim {
         self.pelt_sync_task(t);
         self.tasks[t].state = State::Running;
         self.tasks[t].exec_start_ns = self.now_ns;
+        self.tasks[t].migrated = false;
         if switched {
             self.stats.context_switches += 1;
             let c = self.cost.ctx_switch_ns;
@@ -329,6 +330,9 @@ impl Sim {
         task.refill_ns =
             task.refill_ns
                 .saturating_add(self.cost.refill_ns(&self.cfg.topology, src, dst));
+        // enqueue_entity() with ENQUEUE_MIGRATED: "no longer consider
+        // this task hot".
+        task.migrated = true;
         self.stats.migrations += 1;
         self.trace(&[2, t as u64, u64::from(src), u64::from(dst)]);
         self.rec_migrate(t, src, dst);

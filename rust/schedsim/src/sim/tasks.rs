@@ -22,6 +22,7 @@ impl Sim {
             burst_left_ns: 0,
             refill_ns: 0,
             exec_start_ns: 0,
+            migrated: false,
             load: Pelt::entity(0, NICE_0_LOAD, NICE_0_LOAD),
             util: Pelt::new(0, CAPACITY / 2),
             migrations: 0,

@@ -49,6 +49,10 @@ impl Sim {
             task.refill_ns =
                 task.refill_ns
                     .saturating_add(self.cost.refill_ns(&self.cfg.topology, prev, cpu));
+            // WF_MIGRATED, so enqueue_entity() with ENQUEUE_MIGRATED: "no
+            // longer consider this task hot" (the wake list's wakees too:
+            // p->sched_remote_wakeup keeps the flag).
+            task.migrated = true;
             self.stats.wakeup_migrations += 1;
         }
         self.tasks[t].cpu = cpu;
