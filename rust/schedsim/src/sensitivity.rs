@@ -89,7 +89,7 @@ pub fn claims() -> Vec<Claim> {
     let mut v = vec![
         c(
             "N1",
-            "xeon2x22 hackbench:4: SD_MIGRATION_COST kmsg/s +23%",
+            "xeon2x22 hackbench:4: SD_MIGRATION_COST kmsg/s -5%",
             "xeon2x22",
             "hackbench:4",
             "",
@@ -97,17 +97,8 @@ pub fn claims() -> Vec<Claim> {
             Metric::Msgs,
         ),
         c(
-            "N2",
-            "xeon2x22 hackbench:4: both rules kmsg/s +28%",
-            "xeon2x22",
-            "hackbench:4",
-            "",
-            "+NEWIDLE_BACKOFF,+SD_MIGRATION_COST",
-            Metric::Msgs,
-        ),
-        c(
             "N3",
-            "xeon2x22 hackbench:4: SD_MIGRATION_COST wasted CPU 31% -> 23%",
+            "xeon2x22 hackbench:4: SD_MIGRATION_COST wasted CPU 16% -> 29%",
             "xeon2x22",
             "hackbench:4",
             "",
@@ -116,7 +107,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N4",
-            "xeon2x22 hackbench:4: SD_MIGRATION_COST newidle cost / 5.0",
+            "xeon2x22 hackbench:4: SD_MIGRATION_COST newidle cost / 6.0",
             "xeon2x22",
             "hackbench:4",
             "",
@@ -125,7 +116,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N5",
-            "8socket hackbench:4: SD_MIGRATION_COST newidle cost / 6",
+            "8socket hackbench:4: SD_MIGRATION_COST newidle cost / 9.4",
             "8socket",
             "hackbench:4",
             "",
@@ -134,7 +125,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N6",
-            "8socket hackbench:4: NEWIDLE_BACKOFF newidle cost -22%",
+            "8socket hackbench:4: NEWIDLE_BACKOFF newidle cost -9%",
             "8socket",
             "hackbench:4",
             "",
@@ -143,7 +134,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N7",
-            "xeon2x22 hackbench:4: NEWIDLE_BACKOFF newidle cost -22%",
+            "xeon2x22 hackbench:4: NEWIDLE_BACKOFF newidle cost -13%",
             "xeon2x22",
             "hackbench:4",
             "",
@@ -152,7 +143,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N9",
-            "xeon2x22 hackbench:4: NI_RANDOM balances 3.7x fewer domains",
+            "xeon2x22 hackbench:4: NI_RANDOM balances 2.7x fewer domains",
             "xeon2x22",
             "hackbench:4",
             "-NI_RANDOM",
@@ -161,7 +152,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N10",
-            "8socket hackbench:4: NI_RANDOM balances 2.6x fewer domains",
+            "8socket hackbench:4: NI_RANDOM balances 2.2x fewer domains",
             "8socket",
             "hackbench:4",
             "-NI_RANDOM",
@@ -170,7 +161,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N11",
-            "xeon2x22 hackbench:4: NI_RANDOM kmsg/s -8%",
+            "xeon2x22 hackbench:4: NI_RANDOM kmsg/s -3%",
             "xeon2x22",
             "hackbench:4",
             "-NI_RANDOM",
@@ -179,7 +170,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "N12",
-            "8socket hackbench:4: NI_RANDOM kmsg/s -7%",
+            "8socket hackbench:4: NI_RANDOM kmsg/s -5%",
             "8socket",
             "hackbench:4",
             "-NI_RANDOM",
@@ -188,7 +179,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "S1",
-            "xeon2x22 hackbench:8: STEAL kmsg/s +9%",
+            "xeon2x22 hackbench:8: STEAL kmsg/s +7.5%",
             "xeon2x22",
             "hackbench:8",
             "",
@@ -197,7 +188,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "S2",
-            "xeon2x22 hackbench:8: STEAL newidle walks / 27",
+            "xeon2x22 hackbench:8: STEAL newidle walks / 20",
             "xeon2x22",
             "hackbench:8",
             "",
@@ -206,7 +197,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "S3",
-            "xeon2x22 hackbench:4: STEAL kmsg/s +20%",
+            "xeon2x22 hackbench:4: STEAL kmsg/s +3%",
             "xeon2x22",
             "hackbench:4",
             "",
@@ -215,7 +206,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "S4",
-            "xeon2x22 hackbench:4: STEAL newidle walks / 4.2",
+            "xeon2x22 hackbench:4: STEAL newidle walks / 2.4",
             "xeon2x22",
             "hackbench:4",
             "",
@@ -224,7 +215,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "I1",
-            "xeon2x22 hackbench:10: SIS_PROP CPUs/scan 20.6 -> 14.9",
+            "xeon2x22 hackbench:10: SIS_PROP CPUs/scan 20.9 -> 14.7",
             "xeon2x22",
             "hackbench:10",
             "-SIS_UTIL",
@@ -233,7 +224,7 @@ pub fn claims() -> Vec<Claim> {
         ),
         c(
             "I2",
-            "xeon2x22 hackbench:10: AGE+ONCE CPUs/scan 14.9 -> 7.9",
+            "xeon2x22 hackbench:10: AGE+ONCE CPUs/scan 14.7 -> 7.9",
             "xeon2x22",
             "hackbench:10",
             "-SIS_UTIL,+SIS_PROP",
@@ -241,11 +232,26 @@ pub fn claims() -> Vec<Claim> {
             Metric::CpusPerScan,
         ),
     ];
-    // A claim of no effect until PELT read as the kernel's: within the
-    // spread then (+12%), +17% with every seed above 1.0 since.
+    // A claim of no effect since a moved task stopped being cache hot
+    // until it runs: +28% before, every seed above 1.0; +1% now, seeds
+    // -19% to +17%.
+    let mut n2 = c(
+        "N2",
+        "xeon2x22 hackbench:4: both rules kmsg/s +1%, within the spread",
+        "xeon2x22",
+        "hackbench:4",
+        "",
+        "+NEWIDLE_BACKOFF,+SD_MIGRATION_COST",
+        Metric::Msgs,
+    );
+    n2.null = true;
+    v.insert(1, n2);
+    // A claim of no effect until PELT read as the kernel's (+12%, within
+    // the spread), +17% with every seed above 1.0 then, and -26% with
+    // every seed below since a moved task stopped being cache hot.
     v.push(c(
         "N8",
-        "8socket hackbench:4: SD_MIGRATION_COST kmsg/s +17%",
+        "8socket hackbench:4: SD_MIGRATION_COST kmsg/s -26%",
         "8socket",
         "hackbench:4",
         "",
@@ -254,7 +260,7 @@ pub fn claims() -> Vec<Claim> {
     ));
     let mut s5 = c(
         "S5",
-        "8socket hackbench:4: STEAL, node limit ignored, kmsg/s +8%",
+        "8socket hackbench:4: STEAL, node limit ignored, kmsg/s +5%",
         "8socket",
         "hackbench:4",
         "",
