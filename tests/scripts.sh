@@ -169,11 +169,12 @@ expect_fail "modinfo: no module" "no module at" \
 # reload's KTAP, or a missing "SLB: done" fails the run too.
 # guest_says NAME WANT PATTERN LINES: a fake QEMU prints LINES (printf
 # escapes) and exits; boot.sh runs the plan "load flags".
+fake_boot=(env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko"
+	SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "load flags")
+fake_guest() { printf '#!/bin/sh\nprintf "%s"\n' "$1" > "$fakeq/qemu"; }
 guest_says() {
-	printf '#!/bin/sh\nprintf "%s"\n' "$4" > "$fakeq/qemu"
-	expect "$2" "guest verdict: $1" "$3" \
-		env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" \
-		SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "load flags"
+	fake_guest "$4"
+	expect "$2" "guest verdict: $1" "$3" "${fake_boot[@]}"
 }
 ok_steps='SLB: step load started\nSLB: load x ok\nSLB: verdict load ok\nSLB: verdict flags ok\n'
 guest_says "every step ok" pass "guest t passed" "${ok_steps}SLB: done\n"
@@ -187,11 +188,9 @@ guest_says "a step whose verdict is FAIL" fail "step 'load': SLB: verdict load F
 # CI keeps only the tail of the output: each reason is said again in the
 # last lines, after the guest's own, whatever printed it first.
 guest_says_last() {
-	printf '#!/bin/sh\nprintf "%s"\n' "$3" > "$fakeq/qemu"
+	fake_guest "$3"
 	expect fail "guest verdict, said last: $1" "$2" \
-		bash -c '"$@" 2>&1 | tail -2; exit "${PIPESTATUS[0]}"' - \
-		env SLB_QEMU="$fakeq/qemu" SLB_KERNEL="$fakeq/bzImage" SLB_MODULE="$fakeq/m.ko" \
-		SLB_LOGS="$tmp/logs" SLB_CACHE="$tmp/cache" "$root/scripts/boot.sh" t "load flags"
+		bash -c '"$@" 2>&1 | tail -2; exit "${PIPESTATUS[0]}"' - "${fake_boot[@]}"
 }
 guest_says_last "a FAIL line" "guest t failed: 1 FAIL line\\(s\\), the first: SLB: FAIL load: lost" \
 	"SLB: FAIL load: lost\n${ok_steps}SLB: done\n"
