@@ -243,6 +243,7 @@ suite!(
         ),
         ("steal_decision", steal::decision),
         ("steal_mask_transitions", steal::mask_transitions),
+        ("steal_cost_forgotten", steal::cost_forgotten),
     ]
 );
 

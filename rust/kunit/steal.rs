@@ -344,3 +344,63 @@ pub(crate) extern "C" fn mask_transitions(_test: *mut bindings::kunit) {
         );
     }
 }
+
+/// The steal cost the gate is given, kept by the kernel's shim
+/// (`sched_lb_steal_cost()` and `sched_lb_steal_cost_update()`). The gate
+/// learns only from the attempts it lets through, so a cost that one long
+/// attempt lifted above every `avg_idle` must still be forgotten: after a
+/// second without a measurement the gate is given 0, and the next attempt
+/// starts a new average instead of moving 1/8 of the way from the old one.
+/// Within the second, attempts average as `update_avg()` does. Jiffies
+/// that wrap are compared as `time_after()` compares them.
+pub(crate) extern "C" fn cost_forgotten(_test: *mut bindings::kunit) {
+    // The kernel's HZ (bindings::HZ is the user-visible USER_HZ, 100).
+    let second = u64::from(bindings::CONFIG_HZ);
+    const MS: u64 = 1_000_000;
+    for t0 in [1000u64, u64::MAX - 10] {
+        let at = |jiffies: u64| t0.wrapping_add(jiffies);
+        // `unsigned long` is `usize` in the bindings; 64 bits either way.
+        let mut stamp = t0.wrapping_sub(second.saturating_mul(2)) as usize;
+        let mut avg_ns = 0u64;
+        let mut step = |now: u64, sample_ns: Option<u64>| -> u64 {
+            // SAFETY: both pointers are to locals of this case, valid for
+            // the call, which only reads and writes them.
+            unsafe {
+                bindings::sched_lb_test_steal_cost(
+                    &mut avg_ns,
+                    &mut stamp,
+                    now as usize,
+                    sample_ns.is_some(),
+                    sample_ns.unwrap_or(0),
+                )
+            }
+        };
+        // A first attempt, long after any other: its cost is the average.
+        let first = step(at(0), Some(100 * MS));
+        // Within the second the gate is given that 100 ms, above any
+        // avg_idle (at most twice max_idle_balance_cost); at exactly one
+        // second still, as time_after() is strict.
+        let held = [step(at(1), None), step(at(second), None)];
+        // One jiffy later it is forgotten.
+        let forgotten = step(at(second.wrapping_add(1)), None);
+        // The attempt that the open gate lets through starts a new average.
+        let fresh = step(at(second.wrapping_add(1)), Some(40_000));
+        // Within its second, the next one averages: 40 us + (80 - 40) / 8.
+        let averaged = step(at(second.wrapping_add(2)), Some(80_000));
+        check!(
+            "steal_cost_forgotten",
+            first == 100 * MS
+                && held == [100 * MS, 100 * MS]
+                && forgotten == 0
+                && fresh == 40_000
+                && averaged == 45_000,
+            "from jiffy {}: first {}, held {:?}, then {}, new {}, averaged {}",
+            t0,
+            first,
+            held,
+            forgotten,
+            fresh,
+            averaged
+        );
+    }
+}

@@ -1024,6 +1024,35 @@ mod tests {
         assert!(s.rqs[0].steal.is_none());
     }
 
+    /// STEAL's gate learns only from the attempts it lets through: one
+    /// attempt that took 100 ms would close it for good on a CPU that idles
+    /// 500 us. `sched_lb_steal_cost()` forgets an average a second old, and
+    /// the attempt that then goes through starts a new one.
+    #[test]
+    fn a_long_steal_closes_the_gate_for_a_second_only() {
+        let mut s = one_task_per_cpu_xeon();
+        move_curr(&mut s, 0, 5);
+        let hz = u64::from(s.cfg.hz);
+        let measured = s.jiffies();
+        let rq = &mut s.rqs[0];
+        rq.avg_idle_ns = 500_000;
+        rq.avg_steal_cost_ns = 100_000_000;
+        rq.steal_cost_stamp = Some(measured);
+        s.now_ns = (measured + hz) * s.tick_ns;
+        assert!(!s.start_steal(0), "a second after, the cost still holds");
+        assert_eq!(s.schedstat.module.steal_tried, 0);
+        s.now_ns += s.tick_ns;
+        assert_eq!(s.steal_gate_cost_ns(0), 0);
+        assert!(s.start_steal(0));
+        s.steal_land(0);
+        // The attempt's whole cost, the move included: the first measured.
+        let cost = s.stats.steal_cost_ns;
+        assert!(cost > 0 && cost < 100_000);
+        assert_eq!(s.rqs[0].avg_steal_cost_ns, cost, "a new average");
+        assert_eq!(s.rqs[0].steal_cost_stamp, Some(measured + hz + 1));
+        assert_eq!(s.steal_gate_cost_ns(0), cost);
+    }
+
     /// The victim ran its queued task before the lock was taken: nothing
     /// to steal, the attempt failed (tried, not stolen).
     #[test]

@@ -436,6 +436,10 @@ pub struct Rq {
     pub newidle_streak: Streak,
     /// STEAL: average cost of a steal attempt, ns.
     pub avg_steal_cost_ns: u64,
+    /// STEAL: the jiffy the average was last measured at
+    /// (`rq->steal_cost_stamp`); `None` before the first attempt, which
+    /// the kernel's boot jiffies (`INITIAL_JIFFIES`) make a second old.
+    pub steal_cost_stamp: Option<u64>,
     /// STEAL: an attempt under way, its victim's lock not yet taken.
     pub steal: Option<StealPending>,
     /// `rq->wake_list` (`CostModel::wake_list_ns`): tasks woken onto this
@@ -651,6 +655,7 @@ impl Sim {
                     stamp_jiffies: 0,
                 },
                 avg_steal_cost_ns: 0,
+                steal_cost_stamp: None,
                 steal: None,
                 wake_list: Vec::new(),
                 load: Pelt::new(0, 0),

@@ -266,7 +266,7 @@ impl Sim {
             numa_nodes: nodes,
             nr_runnable: self.nr_runnable(cpu),
             avg_idle_ns: rq.avg_idle_ns,
-            avg_steal_cost_ns: rq.avg_steal_cost_ns,
+            avg_steal_cost_ns: self.steal_gate_cost_ns(cpu),
             this_cpu: cpu,
             bits_per_line: crate::sim::SPARSE_BITS_PER_LINE,
             overloaded_base: base,
@@ -346,11 +346,38 @@ impl Sim {
             self.stats.steals += 1;
             self.newidle_account(cpu, true);
         }
+        let stale = self.steal_cost_stale(cpu);
+        let now = self.jiffies();
         let rq = &mut self.rqs[cpu as usize];
-        let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
-        rq.avg_steal_cost_ns = (rq.avg_steal_cost_ns as i128 + diff / 8).max(0) as u64;
+        if stale {
+            rq.avg_steal_cost_ns = cost;
+        } else {
+            let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
+            rq.avg_steal_cost_ns = (rq.avg_steal_cost_ns as i128 + diff / 8).max(0) as u64;
+        }
+        rq.steal_cost_stamp = Some(now);
         self.stats.steal_cost_ns += cost;
         stolen
+    }
+
+    /// `sched_lb_steal_cost()`'s test: the average was last measured more
+    /// than a second (HZ jiffies) ago, or never.
+    fn steal_cost_stale(&self, cpu: u32) -> bool {
+        let hz = u64::from(self.cfg.hz);
+        self.rqs[cpu as usize]
+            .steal_cost_stamp
+            .is_none_or(|stamp| self.jiffies() > stamp.saturating_add(hz))
+    }
+
+    /// The cost STEAL's gate is given (`sched_lb_steal_cost()`): the
+    /// average, or 0 once it is a second old, so that one long attempt
+    /// cannot close the gate for good.
+    pub(super) fn steal_gate_cost_ns(&self, cpu: u32) -> u64 {
+        if self.steal_cost_stale(cpu) {
+            0
+        } else {
+            self.rqs[cpu as usize].avg_steal_cost_ns
+        }
     }
 
     /// A STEAL attempt's victim lock is taken: finish it, and if the CPU
