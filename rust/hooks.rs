@@ -272,6 +272,7 @@ macro_rules! hook_table {
                 let flags = DebugfsDir::create(c"flags", Some(&root));
                 let differs = DebugfsDir::create(c"differs", Some(&root));
                 let shadow = DebugfsDir::create(c"shadow", Some(&root));
+                root.reader_wakee_flips(c"wakee_flips");
                 for (i, n) in FLAG_CALLS.iter().enumerate() {
                     flags.flag_counter(i, n);
                     if FLAG_JUDGED[i] {

@@ -115,7 +115,7 @@ bench_trace_begin() {
 	done
 	echo 1 > $tracefs/tracing_on
 }
-# bench_trace_end ID STATE REP CMD
+# bench_trace_end ID STATE REP CMD FLIPS
 bench_trace_end() {
 	local e w lost
 	echo 0 > $tracefs/tracing_on
@@ -128,6 +128,8 @@ bench_trace_end() {
 	done | sort -u | tr '\n' ' ')"
 	echo "SLB-TRACE-META features $(cat $feat)"
 	echo "SLB-TRACE-META lost $lost"
+	# What the run's first task inherited (see bench_run).
+	[ -n "$5" ] && echo "SLB-TRACE-META wakee_flips $5"
 	[ "$lost" = 0 ] || fail "replay: $lost events of $1 $2 overwritten in the trace buffer"
 	# One pass over every CPU's stats: FILENAME says which CPU.
 	awk '/^dropped events:/ && $3 > 0 {
@@ -176,12 +178,19 @@ bench_run() {
 				# entries were counted against "module on" alone.
 				bench_counters
 				cat /proc/schedstat
+				# This shell's wakee_flips (read, a builtin, reads in
+				# this process), which the workload's first task
+				# inherits (dup_task_struct()) and its own children
+				# from it; one that never wakes another keeps it, and
+				# wake_wide() weighs it.
+				flips=
+				bench_traced && read -r flips < /sys/kernel/debug/sched_lb_rs/wakee_flips 2>/dev/null
 				bench_traced && bench_trace_begin
 				t0=$(cut -d' ' -f1 /proc/uptime)
 				eval "$cmd" < /dev/null > "$bench_tmp/bench.out" 2>&1
 				rc=$?
 				t1=$(cut -d' ' -f1 /proc/uptime)
-				bench_traced && bench_trace_end "$id" "$state" "$r" "$cmd"
+				bench_traced && bench_trace_end "$id" "$state" "$r" "$cmd" "$flips"
 				out=$(tr '\n' ' ' < "$bench_tmp/bench.out")
 				cat /proc/schedstat
 				bench_counters

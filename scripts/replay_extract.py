@@ -173,6 +173,8 @@ def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
             if name in before:
                 f.write(f"# ctr {name} {after[name] - before[name]}\n")
         f.write(f"# lost {trace['meta'].get('lost', '?')}\n")
+        if "wakee_flips" in trace["meta"]:
+            f.write(f"# wakee_flips {trace['meta']['wakee_flips']}\n")
         if window_ns is not None:
             # The run outlasted the buffer: what follows is its start.
             f.write(f"# dropped {sum(trace['dropped'].values())}\n")

@@ -973,6 +973,7 @@ echo "hb_steal flag STEAL /bin/hackbench -g 2 -l 80" > "$rconf"
 	echo "SLB-TRACE-META comm hackbench "
 	echo "SLB-TRACE-META features STEAL NO_SIS_PROP"
 	echo "SLB-TRACE-META lost 0"
+	echo "SLB-TRACE-META wakee_flips 12"
 	echo "SLB-TRACE 1000 0 T 5 hackbench"
 	echo "[   12.3] random: crng init done"
 	echo "SLB-TRACE 1000 0 S 0 R 5"
@@ -993,6 +994,7 @@ expect_pass "replay_extract: the header and events" "^same$" bash -c "diff - '$t
 # ctr differs_STEAL 7
 # ctr steal_stolen 40
 # lost 0
+# wakee_flips 12
 # duration_ns 2250000000
 1000 0 T 5 hackbench
 1000 0 S 0 R 5

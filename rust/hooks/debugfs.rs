@@ -8,6 +8,7 @@
 
 use core::ffi::{c_int, c_void, CStr};
 use core::ptr;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use kernel::bindings;
 
@@ -78,6 +79,18 @@ impl DebugfsDir {
         unsafe { self.file(name, 0o444, value, &COUNTER_FOPS) };
     }
 
+    /// A read-only file `name` showing the reading task's own
+    /// `wakee_flips`: what the shell that runs `cat` had when it forked
+    /// it, and what every other task that shell forks starts with
+    /// (`dup_task_struct()` copies it and nothing resets it). `make
+    /// replay` records it before each traced run, since `wake_wide()`
+    /// weighs a wakee's flips, and a task that never wakes another keeps
+    /// its parent's for good.
+    pub(super) fn reader_wakee_flips(&self, name: &CStr) {
+        // SAFETY: `wakee_flips_get()` ignores its data.
+        unsafe { self.file(name, 0o444, &(), &WAKEE_FLIPS_FOPS) };
+    }
+
     /// `<dir>/<name>` for line `i` of `kunit/flags`, showing `value`.
     pub(super) fn flag_counter(&self, i: usize, value: &'static Counter) {
         with_flag_name(i, |name| self.counter(name, value));
@@ -140,6 +153,17 @@ unsafe impl Sync for FileOps {}
 static COUNTER_FOPS: FileOps = FileOps(bindings::file_operations {
     owner: crate::THIS_MODULE.as_ptr(),
     open: Some(counter_open),
+    release: Some(bindings::simple_attr_release),
+    read: Some(bindings::debugfs_attr_read),
+    // SAFETY: all-zero is a valid `file_operations`: every other member is
+    // a NULL callback or a zero flag.
+    ..unsafe { core::mem::zeroed() }
+});
+
+/// The reader's `wakee_flips`: a simple attribute, read-only.
+static WAKEE_FLIPS_FOPS: FileOps = FileOps(bindings::file_operations {
+    owner: crate::THIS_MODULE.as_ptr(),
+    open: Some(wakee_flips_open),
     release: Some(bindings::simple_attr_release),
     read: Some(bindings::debugfs_attr_read),
     // SAFETY: all-zero is a valid `file_operations`: every other member is
@@ -243,6 +267,47 @@ unsafe extern "C" fn counter_get(data: *mut c_void, val: *mut u64) -> c_int {
     let counter = unsafe { &*data.cast::<Counter>() };
     // SAFETY: as above.
     unsafe { val.write(counter.sum()) };
+    0
+}
+
+/// `open` of the `wakee_flips` file, as [`counter_open()`].
+///
+/// # Safety
+///
+/// Called by the VFS with a valid inode and file of the file that
+/// [`DebugfsDir::reader_wakee_flips()`] created.
+unsafe extern "C" fn wakee_flips_open(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: the VFS's arguments, passed on; the format prints one u64.
+    unsafe {
+        bindings::simple_attr_open(
+            inode,
+            file,
+            Some(wakee_flips_get),
+            None,
+            c"%llu\n".as_ptr().cast(),
+        )
+    }
+}
+
+/// The calling task's `wakee_flips`, read in its `read()`.
+///
+/// # Safety
+///
+/// `val` is valid for a write; called in process context, by
+/// `debugfs_attr_read()`.
+unsafe extern "C" fn wakee_flips_get(_data: *mut c_void, val: *mut u64) -> c_int {
+    // SAFETY: in process context `current` is a valid task, which cannot
+    // go away while it runs this.
+    let task = unsafe { bindings::get_current() };
+    // SAFETY: `task` is valid (above) and `wakee_flips` an aligned `u32`
+    // of it. `record_wakee()` writes it when this task wakes another,
+    // also from an interrupt taken on this CPU, so it is read atomically.
+    let flips = unsafe { AtomicU32::from_ptr(&raw mut (*task).wakee_flips) };
+    // SAFETY: the caller's contract.
+    unsafe { val.write(u64::from(flips.load(Ordering::Relaxed))) };
     0
 }
 

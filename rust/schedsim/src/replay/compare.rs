@@ -23,7 +23,7 @@
 //! gap to the guest can be told from what replay itself does.
 
 use super::metrics::{measure, workload_pids, Metrics};
-use super::script::{extract, percpu_kthread_pids};
+use super::script::{extract, percpu_kthread_pids, Start};
 use super::trace::Trace;
 use crate::calibrate::preset_of;
 use crate::cost::{CostModel, LatencySpread, TcgCost};
@@ -330,6 +330,9 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     let mut scripts = extract(&trace.events, &scripted);
     for s in &mut scripts {
         s.kthread = !workload.contains(&s.pid);
+        if !s.kthread && matches!(s.start, Start::At { .. }) {
+            s.wakee_flips = h.wakee_flips.unwrap_or(0);
+        }
     }
     let scripts = Rc::new(scripts);
     let duration_ns = run_length_ns(guest.span_ns);
@@ -371,11 +374,11 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     let recorded: HashSet<u32> = (1u32..).take(scripts.len()).collect();
     let mut own = extract(&model_events, &recorded);
     for s in &mut own {
-        s.kthread = s
-            .pid
-            .checked_sub(1)
-            .and_then(|i| scripts.get(i as usize))
-            .is_some_and(|o| o.kthread);
+        let orig = s.pid.checked_sub(1).and_then(|i| scripts.get(i as usize));
+        s.kthread = orig.is_some_and(|o| o.kthread);
+        if matches!(s.start, Start::At { .. }) {
+            s.wakee_flips = orig.map_or(0, |o| o.wakee_flips);
+        }
     }
     let own = Rc::new(own);
     let cfg = model_config(

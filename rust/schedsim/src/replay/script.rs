@@ -85,6 +85,11 @@ pub struct Script {
     /// sleep): a pipe's or a socket's, as hackbench's and the ping-pong's.
     /// The trace does not say; [`wakes_sync`] knows the bench's programs.
     pub sync_wakes: bool,
+    /// The `wakee_flips` it starts with, if it starts `At` a time: the
+    /// trace's `# wakee_flips`, the shell's that forked it (0 when the
+    /// trace does not say). A `Forked` one takes its parent's at the fork,
+    /// as `dup_task_struct()` copies them, and this is 0.
+    pub wakee_flips: u32,
     /// What it does.
     pub ops: Vec<Op>,
 }
@@ -119,6 +124,7 @@ impl Builder {
             pin: None,
             kthread: false,
             sync_wakes: true,
+            wakee_flips: 0,
         });
         self.st.push(Tracked::default());
         self.index.insert(p, self.scripts.len() - 1);

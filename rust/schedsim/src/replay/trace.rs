@@ -18,6 +18,7 @@
 //! # comm <the workload's process names>
 //! # ctr <module counter> <delta over the run>
 //! # lost <events overwritten>
+//! # wakee_flips <the bench shell's wakee_flips, which its first fork inherits>
 //! # dropped <events a full buffer refused: the trace is the run's start>
 //! # run_ns <the whole run's wall time, with dropped>
 //! # duration_ns <the span the events cover>
@@ -157,6 +158,10 @@ pub struct Header {
     pub ctr: Vec<(String, i64)>,
     /// Events the buffer overwrote.
     pub lost: u64,
+    /// The `wakee_flips` of the shell that started the workload, read
+    /// before the run (`sched_lb_rs/wakee_flips`): what the workload's
+    /// first tasks inherit. None in traces recorded before it was.
+    pub wakee_flips: Option<u32>,
     /// Events full buffers refused (the trace is the run's start).
     pub dropped: u64,
     /// The span the events cover, ns.
@@ -225,6 +230,7 @@ fn header(h: &mut Header, rest: &str, line: usize) -> Result<(), String> {
                 .push((name.to_string(), num(it.next(), "ctr value", line)?));
         }
         "lost" => h.lost = num(it.next(), "lost", line)?,
+        "wakee_flips" => h.wakee_flips = Some(num(it.next(), "wakee_flips", line)?),
         "dropped" => h.dropped = num(it.next(), "dropped", line)?,
         "duration_ns" => h.duration_ns = num(it.next(), "duration_ns", line)?,
         _ => {}
@@ -368,7 +374,7 @@ mod tests {
     const SMALL: &str = "# slb-trace 1\n# topology guittot cpus 8\n\
         # experiment fair9_relax state on kind flag flag LB_RELAX_FAILED\n\
         # features NI_RANDOM NO_STEAL\n# comm spin\n# ctr differs_STEAL 3\n# lost 0\n\
-        # duration_ns 5000\n# future key ignored\n\
+        # wakee_flips 12\n# duration_ns 5000\n# future key ignored\n\
         1000 0 T 5 spin\n1000 0 S 0 R 5\n1200 0 W 6 1 t\n1300 1 U 6 1\n1400 1 S 6 D 0\n";
 
     #[test]
@@ -382,6 +388,7 @@ mod tests {
         assert_eq!(t.header.comm, vec!["spin"]);
         assert_eq!(t.header.ctr, vec![("differs_STEAL".to_string(), 3)]);
         assert_eq!(t.header.duration_ns, 5000);
+        assert_eq!(t.header.wakee_flips, Some(12));
         assert_eq!(t.events.len(), 5);
         assert_eq!(
             t.events[2].ev,

@@ -163,6 +163,7 @@ impl Sim {
         for (id, s) in scripts.iter().enumerate() {
             let t = self.new_task(Kind::Scripted { id });
             debug_assert_eq!(t, first + id);
+            self.tasks[t].wakee_flips = s.wakee_flips;
             self.replay.task.push(t);
             self.replay.pc.push(0);
             self.replay.tokens.push(0);
@@ -282,6 +283,17 @@ impl Sim {
                         continue;
                     }
                     self.tasks[c].burst_left_ns = 0;
+                    // dup_task_struct() copies the parent's record_wakee()
+                    // state, and nothing resets it: a child that never
+                    // wakes another keeps its parent's flips.
+                    let (flips, last, decay) = {
+                        let p = &self.tasks[t];
+                        (p.wakee_flips, p.last_wakee, p.wakee_flip_decay_jiffies)
+                    };
+                    let child = &mut self.tasks[c];
+                    child.wakee_flips = flips;
+                    child.last_wakee = last;
+                    child.wakee_flip_decay_jiffies = decay;
                     self.rec(
                         cpu,
                         TEv::Fork {
@@ -371,6 +383,60 @@ mod tests {
             s.now_ns += s.tick_ns;
         }
         s
+    }
+
+    /// A root script starts with the flips the trace's shell had; a fork
+    /// copies its parent's `record_wakee()` state (`dup_task_struct()`),
+    /// as it stands at the fork, not as the script began.
+    #[test]
+    fn a_forked_task_inherits_its_parents_wakee_flips() {
+        let script = |start, wakee_flips, ops| Script {
+            pid: 0,
+            comm: String::new(),
+            start,
+            pin: None,
+            kthread: false,
+            sync_wakes: true,
+            wakee_flips,
+            ops,
+        };
+        let scripts = Rc::new(vec![
+            script(
+                Start::At { ns: 0, cpu: 0 },
+                12,
+                vec![Op::Fork(1), Op::Run(1_000_000)],
+            ),
+            script(Start::Forked { cpu: Some(1) }, 0, vec![Op::Block]),
+        ]);
+        let workload = Workload {
+            parts: vec![crate::workload::Part::Replay { scripts }],
+            text: "replay".into(),
+        };
+        let cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            workload,
+            1,
+            1_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        let (root, child) = (s.replay.task[0], s.replay.task[1]);
+        assert_eq!(
+            (s.tasks[root].wakee_flips, s.tasks[child].wakee_flips),
+            (12, 0)
+        );
+        // The root woke others since it began.
+        s.tasks[root].wakee_flips = 30;
+        s.tasks[root].last_wakee = Some(child);
+        s.tasks[root].wakee_flip_decay_jiffies = 7;
+        s.wake(root, None, false);
+        let cpu = s.tasks[root].cpu;
+        assert_eq!(s.rqs[cpu as usize].curr, Some(root));
+        s.script_step(cpu, root, 0);
+        let c = &s.tasks[child];
+        assert_eq!(
+            (c.wakee_flips, c.last_wakee, c.wakee_flip_decay_jiffies),
+            (30, Some(child), 7)
+        );
     }
 
     #[test]
