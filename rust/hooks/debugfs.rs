@@ -147,29 +147,30 @@ struct FileOps(bindings::file_operations);
 // SAFETY: never written after static initialisation.
 unsafe impl Sync for FileOps {}
 
-/// The counter files: the C `DEFINE_DEBUGFS_ATTRIBUTE()`, read-only. The
-/// owner keeps the module loaded while a file is open, since these
-/// operations are this module's data.
-static COUNTER_FOPS: FileOps = FileOps(bindings::file_operations {
-    owner: crate::THIS_MODULE.as_ptr(),
-    open: Some(counter_open),
-    release: Some(bindings::simple_attr_release),
-    read: Some(bindings::debugfs_attr_read),
-    // SAFETY: all-zero is a valid `file_operations`: every other member is
-    // a NULL callback or a zero flag.
-    ..unsafe { core::mem::zeroed() }
-});
+impl FileOps {
+    /// The C `DEFINE_DEBUGFS_ATTRIBUTE()`, read-only, opened by `open`.
+    /// The owner keeps the module loaded while a file is open, since
+    /// these operations are this module's data.
+    const fn read_only(
+        open: unsafe extern "C" fn(*mut bindings::inode, *mut bindings::file) -> c_int,
+    ) -> Self {
+        FileOps(bindings::file_operations {
+            owner: crate::THIS_MODULE.as_ptr(),
+            open: Some(open),
+            release: Some(bindings::simple_attr_release),
+            read: Some(bindings::debugfs_attr_read),
+            // SAFETY: all-zero is a valid `file_operations`: every other
+            // member is a NULL callback or a zero flag.
+            ..unsafe { core::mem::zeroed() }
+        })
+    }
+}
 
-/// The reader's `wakee_flips`: a simple attribute, read-only.
-static WAKEE_FLIPS_FOPS: FileOps = FileOps(bindings::file_operations {
-    owner: crate::THIS_MODULE.as_ptr(),
-    open: Some(wakee_flips_open),
-    release: Some(bindings::simple_attr_release),
-    read: Some(bindings::debugfs_attr_read),
-    // SAFETY: all-zero is a valid `file_operations`: every other member is
-    // a NULL callback or a zero flag.
-    ..unsafe { core::mem::zeroed() }
-});
+/// The counter files.
+static COUNTER_FOPS: FileOps = FileOps::read_only(counter_open);
+
+/// The reader's `wakee_flips`.
+static WAKEE_FLIPS_FOPS: FileOps = FileOps::read_only(wakee_flips_open);
 
 /// The shadow switches: the kernel's simple attribute, read and write.
 static SHADOW_FOPS: FileOps = FileOps(bindings::file_operations {
@@ -244,16 +245,23 @@ unsafe extern "C" fn shadow_set(data: *mut c_void, val: u64) -> c_int {
 /// Called by the VFS with a valid inode and file of a file that
 /// [`DebugfsDir::counter()`] created.
 unsafe extern "C" fn counter_open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
-    // SAFETY: the VFS's arguments, passed on; the format prints one u64.
-    unsafe {
-        bindings::simple_attr_open(
-            inode,
-            file,
-            Some(counter_get),
-            None,
-            c"%llu\n".as_ptr().cast(),
-        )
-    }
+    // SAFETY: the caller's contract; `counter_get()` serves those files.
+    unsafe { read_only_open(inode, file, counter_get) }
+}
+
+/// A read-only simple attribute whose read prints what `get` returns.
+///
+/// # Safety
+///
+/// `inode` and `file` are what the VFS gave an `open`, of a file whose
+/// data is what `get` expects.
+unsafe fn read_only_open(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+    get: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract; the format prints one u64.
+    unsafe { bindings::simple_attr_open(inode, file, Some(get), None, c"%llu\n".as_ptr().cast()) }
 }
 
 /// The value of a counter file.
@@ -280,16 +288,8 @@ unsafe extern "C" fn wakee_flips_open(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: the VFS's arguments, passed on; the format prints one u64.
-    unsafe {
-        bindings::simple_attr_open(
-            inode,
-            file,
-            Some(wakee_flips_get),
-            None,
-            c"%llu\n".as_ptr().cast(),
-        )
-    }
+    // SAFETY: the caller's contract; `wakee_flips_get()` ignores the data.
+    unsafe { read_only_open(inode, file, wakee_flips_get) }
 }
 
 /// The calling task's `wakee_flips`, read in its `read()`.
