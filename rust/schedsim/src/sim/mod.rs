@@ -86,6 +86,14 @@ pub fn tick_ns(hz: u32) -> u64 {
     NS_PER_SEC.saturating_add(hz / 2) / hz
 }
 
+/// `update_avg()` of `kernel/sched/sched.h`: the average moves 1/8 of the
+/// way to `sample`, the signed difference truncated towards zero as C's
+/// `s64` division truncates it.
+pub(crate) fn update_avg(avg: u64, sample: u64) -> u64 {
+    let diff = sample as i128 - avg as i128;
+    (avg as i128 + diff / 8).max(0) as u64
+}
+
 /// `NICE_0_LOAD` (scaled down, as `scale_load_down()` gives it).
 pub const NICE_0_LOAD: u64 = 1024;
 /// `SCHED_CAPACITY_SCALE`.

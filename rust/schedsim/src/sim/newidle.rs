@@ -349,12 +349,11 @@ impl Sim {
         let stale = self.steal_cost_stale(cpu);
         let now = self.jiffies();
         let rq = &mut self.rqs[cpu as usize];
-        if stale {
-            rq.avg_steal_cost_ns = cost;
+        rq.avg_steal_cost_ns = if stale {
+            cost
         } else {
-            let diff = cost as i128 - rq.avg_steal_cost_ns as i128;
-            rq.avg_steal_cost_ns = (rq.avg_steal_cost_ns as i128 + diff / 8).max(0) as u64;
-        }
+            update_avg(rq.avg_steal_cost_ns, cost)
+        };
         rq.steal_cost_stamp = Some(now);
         self.stats.steal_cost_ns += cost;
         stolen

@@ -483,9 +483,7 @@ impl Sim {
             // update_rq_avg_idle(): avg += (sample - avg) / 8, capped.
             let delta = now.saturating_sub(rq.idle_stamp_ns);
             let max = rq.max_idle_balance_cost_ns.saturating_mul(2);
-            let diff = delta as i128 - rq.avg_idle_ns as i128;
-            let avg = (rq.avg_idle_ns as i128 + diff / 8).max(0) as u64;
-            rq.avg_idle_ns = avg.min(max);
+            rq.avg_idle_ns = update_avg(rq.avg_idle_ns, delta).min(max);
             rq.idle_stamp_ns = 0;
             // SIS_AGE's estimate restarts at avg_idle / 2.
             rq.wake_stamp = now / self.tick_ns;
