@@ -5,8 +5,8 @@
 //! Mirrors the `SCHED_FEAT()` lines the patches add to
 //! `kernel/sched/features.h` (the series' flags, `kunit/flags`), with the same
 //! defaults, plus the stock 6.12.117 features the model reads, with
-//! theirs: `DELAY_DEQUEUE` (on), `LB_MIN` (off), `NI_RANDOM` (on) and
-//! `SIS_UTIL` (on). With
+//! theirs: `DELAY_DEQUEUE` (on), `LB_MIN` (off), `WA_IDLE`, `WA_WEIGHT`
+//! and `WA_BIAS` (on), `NI_RANDOM` (on) and `SIS_UTIL` (on). With
 //! every flag at its default the simulated kernel is 6.12.117 as the
 //! project boots it, the series' policies off: "6.12.117 stock" in the
 //! experiments, NI_RANDOM on.
@@ -48,7 +48,7 @@ macro_rules! flags {
 }
 
 // The stock features that come before the series' in `features.h`
-// (`DELAY_DEQUEUE`, `LB_MIN`, `NI_RANDOM`), then the series' in the order
+// (`DELAY_DEQUEUE`, `LB_MIN`, the `WA_*` three, `NI_RANDOM`), then the series' in the order
 // its patches add them, with stock `SIS_UTIL` among the SIS flags it
 // combines with.
 flags! {
@@ -58,6 +58,17 @@ flags! {
     /// `LB_MIN` (stock 6.12.117, default off): `detach_tasks()` skips
     /// tasks of load below 16 until balancing has failed once.
     lb_min = "LB_MIN", false;
+    /// `WA_IDLE` (stock 6.12.117, default on): `wake_affine()` asks
+    /// `wake_affine_idle()` first (an idle waker's CPU or previous CPU,
+    /// or a sync waker alone on its CPU).
+    wa_idle = "WA_IDLE", true;
+    /// `WA_WEIGHT` (stock 6.12.117, default on): where `wake_affine_idle()`
+    /// gave no answer, `wake_affine_weight()` compares the two CPUs' loads.
+    wa_weight = "WA_WEIGHT", true;
+    /// `WA_BIAS` (stock 6.12.117, default on): `wake_affine_weight()`
+    /// leans towards the previous CPU by half the domain's
+    /// `imbalance_pct`.
+    wa_bias = "WA_BIAS", true;
     /// `NI_RANDOM` (stock 6.12.117, default on): newidle balancing of a
     /// domain runs with a probability that follows its success rate.
     ni_random = "NI_RANDOM", true;
@@ -243,7 +254,15 @@ mod tests {
     use super::*;
 
     /// Stock 6.12.117 features the model reads (not the series' flags).
-    const STOCK: &[&str] = &["DELAY_DEQUEUE", "LB_MIN", "NI_RANDOM", "SIS_UTIL"];
+    const STOCK: &[&str] = &[
+        "DELAY_DEQUEUE",
+        "LB_MIN",
+        "WA_IDLE",
+        "WA_WEIGHT",
+        "WA_BIAS",
+        "NI_RANDOM",
+        "SIS_UTIL",
+    ];
 
     /// `kunit/flags` is the one list of the series' flags; the simulator
     /// adds only stock 6.12.117 features, each of them in the kernel's
@@ -283,9 +302,11 @@ mod tests {
     fn defaults_are_the_series_defaults() {
         let f = Flags::default();
         // 6.12.117's features.h: SCHED_FEAT(DELAY_DEQUEUE, true),
-        // SCHED_FEAT(LB_MIN, false),
+        // SCHED_FEAT(LB_MIN, false), SCHED_FEAT(WA_IDLE, true),
+        // SCHED_FEAT(WA_WEIGHT, true), SCHED_FEAT(WA_BIAS, true),
         // SCHED_FEAT(NI_RANDOM, true), SCHED_FEAT(SIS_UTIL, true).
         assert!(!f.lb_min && f.ni_random && f.delay_dequeue);
+        assert!(f.wa_idle && f.wa_weight && f.wa_bias);
         assert!(f.balance_idle_cpus && f.lb_relax_failed && f.lb_busy_interval_dec && f.sis_util);
         assert!(!f.balance_idle_llc2 && !f.newidle_backoff && !f.sd_migration_cost);
         assert!(!f.sis_prop && !f.sis_age && !f.sis_once && !f.sis_fold && !f.steal);

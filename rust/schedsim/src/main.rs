@@ -32,8 +32,8 @@ const USAGE: &str = "usage:
                  [--cost-ns NAME=NS,...] [--hw-tick] [--lb-clock N]
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]...
-                 [--kthreads]
-                 [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]
+                 [--kthreads] [--tcg-rr] [--wake-list-at-tick]
+                 [--native-steal] [--lb-clock N] [--model-trace DIR]
   schedsim bench
   schedsim topology NAME
   schedsim list

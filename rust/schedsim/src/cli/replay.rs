@@ -2,10 +2,12 @@
 
 //! `schedsim replay TRACE... [--seed N] [--format table|json]
 //! [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]... [--kthreads]
-//! [--tcg-rr] [--native-steal] [--lb-clock N] [--model-trace DIR]`: each guest trace
+//! [--tcg-rr] [--wake-list-at-tick] [--native-steal] [--lb-clock N]
+//! [--model-trace DIR]`: each guest trace
 //! (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
-//! (`Config::tcg_rr`); STEAL's attempt is as slow as in that guest
+//! (`Config::tcg_rr`); `--wake-list-at-tick` takes the wake list's IPI
+//! at the next tick (`Config::wake_list_at_tick`); STEAL's attempt is as slow as in that guest
 //! (`CostModel::tcg_steal`) unless `--native-steal`; `--wake-idle-us
 //! guest` gives the model each trace's TCG latencies, a wakeup's onto
 //! an idle CPU, the wake list's and a fork's onto an idle CPU
@@ -58,6 +60,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
             Long("kthreads") => opts.kthreads = true,
             Long("tcg-rr") => opts.tcg_rr = true,
+            Long("wake-list-at-tick") => opts.wake_list_at_tick = true,
             Long("native-steal") => opts.native_steal = true,
             Long("lb-clock") => {
                 opts.lb_clock_factor = super::parse_lb_clock(&super::value(&mut p, "--lb-clock")?)?;

@@ -196,6 +196,7 @@ fn model_config(
     cfg.knobs = knobs;
     cfg.cost = cost.model;
     cfg.tcg_rr = opts.tcg_rr;
+    cfg.wake_list_at_tick = opts.wake_list_at_tick;
     cfg.lb_clock_factor = opts.lb_clock_factor;
     cfg.latency_spread = cost.spread.clone();
     cfg
@@ -271,6 +272,9 @@ pub struct Opts {
     /// Tick as the TCG guest does (`Config::tcg_rr`; `schedsim replay
     /// --tcg-rr`).
     pub tcg_rr: bool,
+    /// The wake list's IPI at the next tick (`Config::wake_list_at_tick`;
+    /// `schedsim replay --wake-list-at-tick`).
+    pub wake_list_at_tick: bool,
     /// STEAL's attempt at native speed (`schedsim replay
     /// --native-steal`), not slowed as in the TCG guest the traces come
     /// from ([`CostModel::tcg_steal`]).
@@ -287,6 +291,7 @@ impl Default for Opts {
             cost: CostModel::default(),
             kthreads: false,
             tcg_rr: false,
+            wake_list_at_tick: false,
             native_steal: false,
             lb_clock_factor: crate::cost::TCG_LB_CLOCK_FACTOR,
         }
@@ -462,9 +467,6 @@ const STOCK_ONLY: &[(&str, bool)] = &[
     ("RT_PUSH_IPI", false),
     ("RT_RUNTIME_SHARE", false),
     ("ATTACH_AGE_LOAD", true),
-    ("WA_IDLE", true),
-    ("WA_WEIGHT", true),
-    ("WA_BIAS", true),
     ("UTIL_EST", true),
     ("LATENCY_WARN", false),
 ];
@@ -685,8 +687,10 @@ mod tests {
 
     #[test]
     fn features_the_model_lacks() {
-        assert_eq!(at_stock_default("WA_IDLE"), Some(true));
-        assert_eq!(at_stock_default("NO_WA_IDLE"), Some(false));
+        assert_eq!(at_stock_default("PICK_BUDDY"), Some(true));
+        assert_eq!(at_stock_default("NO_PICK_BUDDY"), Some(false));
+        // The model has the switch now, so it is not in the table.
+        assert_eq!(at_stock_default("WA_IDLE"), None);
         assert_eq!(at_stock_default("NO_NEXT_BUDDY"), Some(true));
         assert_eq!(at_stock_default("FOO"), None);
     }

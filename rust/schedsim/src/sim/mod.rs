@@ -168,6 +168,17 @@ pub struct Config {
     /// takes many turns a tick period and its busy vCPUs all tick about on
     /// time (`Sim::tcg_turn_end()`).
     pub tcg_rr: bool,
+    /// The wake list's IPI to an idle vCPU is taken at the next tick, not
+    /// after `CostModel::wake_list_ns` (`schedsim replay
+    /// --wake-list-at-tick`): under single-threaded TCG an interrupt
+    /// raised for a halted vCPU waits until the running vCPU's turn ends,
+    /// and a vCPU that never halts (the stream pairs' producer on x5472)
+    /// ends its turn only at the next timer event, the tick. The guest's
+    /// consumer then runs in step with the tick, its run starts a whole
+    /// number of tick periods apart in 96% of its cycles
+    /// (`Documentation/schedsim.rst`, "Replay against the guest"). Off by
+    /// default: where vCPUs halt often the IPI is taken sooner.
+    pub wake_list_at_tick: bool,
     /// How many times its cost a newidle balance reads on the kernel's
     /// clock (`sched_clock_cpu()` around `sched_balance_rq()`), which sets
     /// `max_newidle_lb_cost` and so when newidle balancing is skipped:
@@ -203,6 +214,7 @@ impl Config {
             cost: CostModel::default(),
             nohz: false,
             tcg_rr: false,
+            wake_list_at_tick: false,
             lb_clock_factor: 1,
             record_events: false,
             latency_spread: None,

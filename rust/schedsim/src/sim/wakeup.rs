@@ -60,12 +60,22 @@ impl Sim {
         // ttwu_queue_cond(): a remote CPU with nothing to run takes its
         // wakees through the wake list; until its IPI arrives they are
         // enqueued nowhere and the CPU is not idle to anyone else.
-        if self.cost.wake_list_ns > 0 && cpu != here && self.nr_running(cpu) == 0 {
+        let at_tick = self.cfg.wake_list_at_tick;
+        if (self.cost.wake_list_ns > 0 || at_tick) && cpu != here && self.nr_running(cpu) == 0 {
             let rq = &mut self.rqs[cpu as usize];
             rq.wake_list.push(t);
             if rq.wake_list.len() == 1 {
-                let wait_ns = self.latency_ns(|s| &s.wake_list_ns, self.cost.wake_list_ns);
-                self.push(self.now_ns.saturating_add(wait_ns), Ev::WakeList { cpu });
+                let at_ns = if at_tick {
+                    // The tick of that instant is queued already: its
+                    // balancers find the wakee still on its way.
+                    self.jiffies()
+                        .saturating_add(1)
+                        .saturating_mul(self.tick_ns)
+                } else {
+                    let wait_ns = self.latency_ns(|s| &s.wake_list_ns, self.cost.wake_list_ns);
+                    self.now_ns.saturating_add(wait_ns)
+                };
+                self.push(at_ns, Ev::WakeList { cpu });
             }
             self.tcg_turn_end();
             return;
@@ -155,7 +165,9 @@ impl Sim {
         target
     }
 
-    /// `wake_affine()`: WA_IDLE, then WA_WEIGHT with WA_BIAS.
+    /// `wake_affine()`: WA_IDLE's answer, else WA_WEIGHT's; the waker's
+    /// CPU only if one of them names it, the previous CPU otherwise (with
+    /// both off, always).
     pub(super) fn wake_affine(
         &mut self,
         level: usize,
@@ -165,45 +177,78 @@ impl Sim {
         sync: bool,
         waker: usize,
     ) -> u32 {
-        // wake_affine_idle()
-        let topo = &self.cfg.topology;
-        if self.available_idle(this_cpu) && topo.share_cache(this_cpu, prev) {
-            return if self.available_idle(prev) {
+        let f = self.cfg.flags;
+        let mut target = None;
+        if f.wa_idle {
+            target = self.wake_affine_idle(this_cpu, prev, sync);
+        }
+        if f.wa_weight && target.is_none() {
+            target = self.wake_affine_weight(level, t, this_cpu, prev, sync, waker);
+        }
+        if target == Some(this_cpu) {
+            this_cpu
+        } else {
+            prev
+        }
+    }
+
+    /// `wake_affine_idle()`: None where the kernel returns
+    /// `nr_cpumask_bits`.
+    fn wake_affine_idle(&self, this_cpu: u32, prev: u32, sync: bool) -> Option<u32> {
+        if self.available_idle(this_cpu) && self.cfg.topology.share_cache(this_cpu, prev) {
+            return Some(if self.available_idle(prev) {
                 prev
             } else {
                 this_cpu
-            };
+            });
         }
         // 6.12.117: `rq->nr_running - cfs_h_nr_delayed(rq) == 1`.
         if sync && self.nr_runnable(this_cpu) == 1 {
-            return this_cpu;
+            return Some(this_cpu);
         }
-        if self.available_idle(prev) {
-            return prev;
-        }
-        // wake_affine_weight()
+        self.available_idle(prev).then_some(prev)
+    }
+
+    /// `wake_affine_weight()`: the waker's CPU if its load with the wakee
+    /// is below the previous CPU's without it, the previous CPU's
+    /// weighted up by half the domain's `imbalance_pct` under WA_BIAS.
+    fn wake_affine_weight(
+        &mut self,
+        level: usize,
+        t: usize,
+        this_cpu: u32,
+        prev: u32,
+        sync: bool,
+        waker: usize,
+    ) -> Option<u32> {
         let pct = i128::from(self.cfg.topology.domains[this_cpu as usize][level].imbalance_pct);
         let mut this_eff = i128::from(self.cpu_load(this_cpu));
         if sync {
             let cur = i128::from(self.task_load(waker));
             if cur > this_eff {
-                return this_cpu;
+                return Some(this_cpu);
             }
             this_eff -= cur;
         }
         let tl = i128::from(self.task_load(t));
         this_eff += tl;
-        this_eff *= 100 * i128::from(CAPACITY);
         let mut prev_eff = i128::from(self.cpu_load(prev)) - tl;
-        prev_eff *= (100 + (pct - 100) / 2) * i128::from(CAPACITY);
+        if self.cfg.flags.wa_bias {
+            this_eff *= 100;
+            prev_eff *= 100 + (pct - 100) / 2;
+        }
+        // Both capacities are CAPACITY in the model: kept for the
+        // kernel's arithmetic (and its rounding) all the same.
+        this_eff *= i128::from(CAPACITY);
+        prev_eff *= i128::from(CAPACITY);
         if sync {
             prev_eff += 1;
         }
         if this_eff < prev_eff {
             self.stats.wake_affine_pulls += 1;
-            this_cpu
+            Some(this_cpu)
         } else {
-            prev
+            None
         }
     }
 
@@ -565,6 +610,103 @@ mod tests {
         s.wake(a, Some((wc, w)), false);
         assert!(s.rqs[ac as usize].wake_list.is_empty());
         assert_eq!(s.rqs[cpu_of(&s, a) as usize].curr, Some(a));
+    }
+
+    /// `Config::wake_list_at_tick`: the wake list's IPI is taken at the
+    /// next tick, after that tick's own work, whatever
+    /// `CostModel::wake_list_ns` says; a wakeup onto a busy CPU does not
+    /// wait.
+    #[test]
+    fn a_wake_list_at_tick_waits_for_the_tick() {
+        let mut cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:3").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.wake_list_at_tick = true;
+        let mut s = Sim::new(cfg);
+        let (w, a) = (0, 1);
+        let (wc, ac) = (s.tasks[w].cpu, s.tasks[a].cpu);
+        s.block_curr(ac, State::Blocked);
+        // The tick at 3 queued the one at 4; the wakeup comes after it.
+        s.now_ns = 3 * s.tick_ns;
+        s.push(4 * s.tick_ns, Ev::Tick);
+        let tick_seq = s.seq;
+        s.now_ns += 1_000;
+        s.wake(a, Some((wc, w)), false);
+        assert_eq!(s.rqs[ac as usize].wake_list, vec![a], "on the wake list");
+        let due: Vec<(u64, u64)> = s
+            .events
+            .iter()
+            .filter_map(|Reverse((at, seq, ev))| match ev {
+                Ev::WakeList { cpu } if *cpu == ac => Some((*at, *seq)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].0, 4 * s.tick_ns, "taken at the next tick");
+        assert!(due[0].1 > tick_seq, "after that tick's own work");
+        // Onto a busy CPU: at once.
+        let b = 2;
+        let bc = s.tasks[b].cpu;
+        s.block_curr(bc, State::Blocked);
+        s.tasks[b].cpu = wc;
+        s.wake(b, Some((wc, w)), false);
+        assert!(s.rqs[wc as usize].wake_list.is_empty());
+    }
+
+    /// `wake_affine()` under its three features, on x5472 (4 L2s of 2
+    /// CPUs): a sync wakeup from CPU 0, whose waker runs alone there, of
+    /// a task that last ran on CPU 2, across L2s. The loads are set so
+    /// that each feature decides: the waker's CPU would carry the
+    /// wakee's 1000 against the previous CPU's 960 without it, which only
+    /// WA_BIAS's lean towards the previous CPU (by half of PKG's
+    /// `imbalance_pct`) calls a pull; a light wakee of 100 is a pull to
+    /// WA_WEIGHT with or without it. Both off, the previous CPU always
+    /// (`stream_nowa_*`, Galbraith 2016).
+    #[test]
+    fn wake_affine_follows_wa_idle_wa_weight_and_wa_bias() {
+        let (this_cpu, prev) = (0, 2);
+        let affine = |features: &str, wakee_load: u64| {
+            let mut cfg = Config::new(
+                Topology::preset("x5472").unwrap(),
+                Workload::parse("fairness:8").unwrap(),
+                1,
+                1_000_000,
+            );
+            cfg.flags.apply(features).unwrap();
+            let mut s = Sim::new(cfg);
+            let w = s.rqs[this_cpu as usize].curr.unwrap();
+            let t = s.rqs[prev as usize].curr.unwrap();
+            s.block_curr(prev, State::Blocked);
+            assert_eq!(s.tasks[t].cpu, prev);
+            assert_eq!(s.nr_runnable(this_cpu), 1, "the waker alone");
+            let level = s.cfg.topology.domains[this_cpu as usize]
+                .iter()
+                .position(|d| d.span.test(prev))
+                .unwrap();
+            let pct = s.cfg.topology.domains[this_cpu as usize][level].imbalance_pct;
+            assert!(100 + (pct - 100) / 2 > 105, "PKG's imbalance_pct {pct}");
+            let (now, weight) = (s.now_ns, s.tasks[t].weight);
+            s.rqs[this_cpu as usize].load = Pelt::new(now, 1024);
+            s.tasks[w].load = Pelt::entity(now, weight, 1024);
+            s.tasks[t].load = Pelt::entity(now, weight, wakee_load);
+            // The previous CPU still carries the wakee's blocked load.
+            s.rqs[prev as usize].load = Pelt::new(now, 960 + wakee_load);
+            s.wake_affine(level, t, this_cpu, prev, true, w)
+        };
+        // WA_IDLE: a sync waker alone on its CPU takes the wakee.
+        assert_eq!(affine("", 1000), this_cpu);
+        assert_eq!(affine("-WA_WEIGHT", 1000), this_cpu);
+        // WA_WEIGHT alone: the loads decide, WA_BIAS tipping them.
+        assert_eq!(affine("-WA_IDLE", 100), this_cpu);
+        assert_eq!(affine("-WA_IDLE,-WA_BIAS", 100), this_cpu);
+        assert_eq!(affine("-WA_IDLE", 1000), this_cpu);
+        assert_eq!(affine("-WA_IDLE,-WA_BIAS", 1000), prev);
+        // Neither: the previous CPU, whatever the loads.
+        assert_eq!(affine("-WA_IDLE,-WA_WEIGHT", 100), prev);
+        assert_eq!(affine("-WA_IDLE,-WA_WEIGHT", 1000), prev);
     }
 
     /// CPUs visited by one policy scan woken from `cpu`, targeting `cpu`.
