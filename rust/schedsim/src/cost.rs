@@ -69,6 +69,16 @@ pub struct CostModel {
     /// `schedsim replay --wake-idle-us guest` sets it. Not in
     /// [`COST_FIELDS`], as `wake_idle_ns`.
     pub wake_list_ns: u64,
+    /// The same for a wakeup onto a CPU that runs something and shares
+    /// no cache with the waking CPU: `ttwu_queue_cond()` sends those
+    /// through the wake list too ("avoid accessing remote data"), where a
+    /// wakee of the waker's LLC is enqueued at once. Under single-threaded
+    /// TCG its IPI waits for the busy vCPU's turn (``make replay``:
+    /// medians of 2.2-2.5 ms under hackbench on smt2 and numa2, 0.24 ms
+    /// under request-response, against 5-9 us within an LLC). 0 (enqueued
+    /// at once) by default; `schedsim replay --wake-idle-us guest` sets
+    /// it. Not in [`COST_FIELDS`], as `wake_idle_ns`.
+    pub wake_list_busy_ns: u64,
     /// From a fork placed on an idle CPU (`wake_up_new_task()`) to the
     /// child running there. The child is enqueued at once, not through
     /// the wake list, and `resched_curr()`'s IPI wakes the target; under
@@ -102,6 +112,7 @@ impl Default for CostModel {
             steal_per_victim_ns: 100,
             wake_idle_ns: 0,
             wake_list_ns: 0,
+            wake_list_busy_ns: 0,
             fork_idle_ns: 0,
         }
     }
@@ -195,11 +206,12 @@ impl CostModel {
 /// How many quantiles of a latency [`LatencySpread`] keeps.
 pub const SPREAD_POINTS: usize = 40;
 
-/// The spread of the three TCG latencies a replayed trace shows, each as
+/// The spread of the four TCG latencies a replayed trace shows, each as
 /// [`SPREAD_POINTS`] evenly spaced quantiles (the `(i + 1/2) / n`-th) of
 /// the guest's own: a wakeup onto an idle CPU to its run
-/// ([`CostModel::wake_idle_ns`]), the wake list's
-/// ([`CostModel::wake_list_ns`]) and a fork's onto an idle CPU
+/// ([`CostModel::wake_idle_ns`]), the wake list's onto an idle CPU
+/// ([`CostModel::wake_list_ns`]) and onto a busy one across LLCs
+/// ([`CostModel::wake_list_busy_ns`]), and a fork's onto an idle CPU
 /// ([`CostModel::fork_idle_ns`]). The medians are a poor stand-in: a
 /// vCPU's turn comes after 25 us or after 600 us (the 10th and 90th
 /// percentiles of the wake list's under request-response), and what the
@@ -212,13 +224,15 @@ pub struct LatencySpread {
     pub wake_idle_ns: Vec<u64>,
     /// Of `CostModel::wake_list_ns`.
     pub wake_list_ns: Vec<u64>,
+    /// Of `CostModel::wake_list_busy_ns`.
+    pub wake_list_busy_ns: Vec<u64>,
     /// Of `CostModel::fork_idle_ns`.
     pub fork_idle_ns: Vec<u64>,
 }
 
-/// Every constant of [`CostModel`] but the three TCG latencies
-/// (`wake_idle_ns`, `wake_list_ns`, `fork_idle_ns`: 0 unless a replay
-/// sets them), by field name, in its order: what `schedsim experiment
+/// Every constant of [`CostModel`] but the four TCG latencies
+/// (`wake_idle_ns`, `wake_list_ns`, `wake_list_busy_ns`, `fork_idle_ns`:
+/// 0 unless a replay sets them), by field name, in its order: what `schedsim experiment
 /// sensitivity` scales one at a time.
 pub const COST_FIELDS: &[&str] = &[
     "ctx_switch_ns",

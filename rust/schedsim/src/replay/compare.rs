@@ -45,7 +45,10 @@ pub enum WakeIdle {
     Ns(u64),
     /// The medians the guest's trace shows: from the wakeup to the run
     /// (`Metrics::idle_wakeup_latency_ns`), before it the wake list's
-    /// (`Metrics::wake_list_latency_ns`, `CostModel::wake_list_ns`), and
+    /// (`Metrics::wake_list_latency_ns`, `CostModel::wake_list_ns`), the
+    /// wake list's onto a busy CPU across LLCs
+    /// (`Metrics::wake_list_busy_latency_ns`,
+    /// `CostModel::wake_list_busy_ns`), and
     /// a fork's onto an idle CPU (`Metrics::fork_idle_latency_ns`,
     /// `CostModel::fork_idle_ns`).
     Guest,
@@ -89,11 +92,14 @@ pub struct Replayed {
     pub wake_idle_ns: u64,
     /// The model's wake list latency, ns (`CostModel::wake_list_ns`).
     pub wake_list_ns: u64,
+    /// The model's wake list latency onto a busy CPU across LLCs, ns
+    /// (`CostModel::wake_list_busy_ns`).
+    pub wake_list_busy_ns: u64,
     /// The model's latency of a fork onto an idle CPU, ns
     /// (`CostModel::fork_idle_ns`).
     pub fork_idle_ns: u64,
     /// The model drew each of those latencies from the trace's spread,
-    /// the three above being their medians (`WakeIdle::GuestSpread`).
+    /// the four above being their medians (`WakeIdle::GuestSpread`).
     pub latency_spread: bool,
     /// STEAL's tries and steals, (tried, stolen): the guest's module
     /// counters over the run, and the model's.
@@ -341,12 +347,13 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let scripts = Rc::new(scripts);
     let duration_ns = run_length_ns(guest.span_ns);
-    let (wake_idle_ns, wake_list_ns, fork_idle_ns) = match opts.wake_idle {
-        WakeIdle::Off => (0, 0, 0),
-        WakeIdle::Ns(ns) => (ns, 0, 0),
+    let (wake_idle_ns, wake_list_ns, wake_list_busy_ns, fork_idle_ns) = match opts.wake_idle {
+        WakeIdle::Off => (0, 0, 0, 0),
+        WakeIdle::Ns(ns) => (ns, 0, 0, 0),
         WakeIdle::Guest | WakeIdle::GuestSpread => (
             guest.idle_wakeup_latency_ns,
             guest.wake_list_latency_ns,
+            guest.wake_list_busy_latency_ns,
             guest.fork_idle_latency_ns,
         ),
     };
@@ -361,6 +368,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         model: CostModel {
             wake_idle_ns,
             wake_list_ns,
+            wake_list_busy_ns,
             fork_idle_ns,
             ..steal
         },
@@ -430,6 +438,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         cut: h.dropped > 0,
         wake_idle_ns,
         wake_list_ns,
+        wake_list_busy_ns,
         fork_idle_ns,
         latency_spread: cost.spread.is_some(),
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),

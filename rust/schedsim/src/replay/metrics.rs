@@ -77,6 +77,14 @@ pub struct Metrics {
     pub wake_list_wakeups: u64,
     /// See `wake_list_wakeups`.
     pub wake_list_latency_ns: u64,
+    /// Wakeups of workload tasks from a CPU of another LLC onto a CPU
+    /// that runs something, and the median time from their `W` to their
+    /// `U`, ns: those go through the wake list too (`ttwu_queue_cond()`),
+    /// where a busy CPU's own LLC enqueues at once
+    /// (`CostModel::wake_list_busy_ns`).
+    pub wake_list_busy_wakeups: u64,
+    /// See `wake_list_busy_wakeups`.
+    pub wake_list_busy_latency_ns: u64,
     /// Forks of workload tasks onto an idle CPU (`N`), and the median time
     /// from it to the switch to the child there, ns: `resched_curr()`'s
     /// IPI to that CPU (`CostModel::fork_idle_ns`).
@@ -249,6 +257,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // the CPU a wakeup move took it from, when the W was).
     let mut waking: HashMap<u32, (u32, bool, Option<u32>, u64)> = HashMap::new();
     let mut list_latencies: Vec<u64> = Vec::new();
+    let mut list_busy_latencies: Vec<u64> = Vec::new();
     let mut forked: HashSet<u32> = HashSet::new();
     // Pids seen switched in (or already counted from the trace's start).
     let mut ran_before: HashSet<u32> = HashSet::new();
@@ -370,6 +379,11 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     }
                 } else {
                     woke_busy.insert(pid, ts);
+                    if let Some((wcpu, _, _, at)) = woken {
+                        if !topo.share_cache(wcpu, target) {
+                            list_busy_latencies.push(ts.saturating_sub(at));
+                        }
+                    }
                 }
                 if let Some((wcpu, by_task, moved_from, _)) = woken {
                     if by_task {
@@ -391,11 +405,14 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     m.span_ns = last.saturating_sub(first);
     (m.idle_wakeups, m.idle_wakeup_latency_ns) = count_and_median(&mut latencies);
     (m.wake_list_wakeups, m.wake_list_latency_ns) = count_and_median(&mut list_latencies);
+    (m.wake_list_busy_wakeups, m.wake_list_busy_latency_ns) =
+        count_and_median(&mut list_busy_latencies);
     (m.fork_idle, m.fork_idle_latency_ns) = count_and_median(&mut fork_latencies);
     // count_and_median() sorted them.
     m.spread = LatencySpread {
         wake_idle_ns: spread_of(&latencies),
         wake_list_ns: spread_of(&list_latencies),
+        wake_list_busy_ns: spread_of(&list_busy_latencies),
         fork_idle_ns: spread_of(&fork_latencies),
     };
     (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_median(&mut busy_latencies);
@@ -476,6 +493,28 @@ mod tests {
         assert_eq!((m.busy_wakeups, m.busy_wakeup_latency_ns), (2, 60));
         assert_eq!(m.busy_wakeup_latency_p90_ns, 60);
         assert_eq!((m.idle_wakeups, m.idle_wakeup_latency_ns), (1, 5));
+    }
+
+    /// A wakeup onto a busy CPU of another LLC goes through the wake list
+    /// too: its W to U is that latency; one onto a busy CPU of the
+    /// waker's LLC is enqueued at once and is not counted.
+    #[test]
+    fn wake_list_onto_a_busy_cpu_across_llcs() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n0 0 T 13 w\n0 0 T 14 w\n\
+             0 0 S 0 R 10\n0 1 S 0 R 13\n0 4 S 0 R 14\n\
+             100 0 W 11 4 t\n2100 4 U 11 4\n\
+             200 0 W 12 1 t\n208 0 U 12 1\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!(
+            (m.wake_list_busy_wakeups, m.wake_list_busy_latency_ns),
+            (1, 2000)
+        );
+        assert_eq!(m.wake_list_wakeups, 0, "no idle target");
     }
 
     /// A wakeup from another CPU onto an idle one waits for the wake

@@ -182,6 +182,13 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
             1e3,
         ));
     }
+    if g.wake_list_busy_wakeups > 0 || m.wake_list_busy_wakeups > 0 {
+        out.push(field(
+            "wake list, busy CPU across LLCs, us",
+            |x| x.wake_list_busy_latency_ns,
+            1e3,
+        ));
+    }
     if g.fork_idle > 0 || m.fork_idle > 0 {
         out.push(field(
             "fork to run, idle CPU, us",
@@ -264,9 +271,10 @@ pub fn table(all: &[Replayed]) -> String {
             r.tasks,
             if r.wake_idle_ns > 0 || r.wake_list_ns > 0 || r.fork_idle_ns > 0 {
                 format!(
-                    ", model wakeup to idle {} us, wake list {} us, fork to idle {} us",
+                    ", model wakeup to idle {} us, wake list {} us ({} us to a busy CPU across LLCs), fork to idle {} us",
                     r.wake_idle_ns / 1000,
                     r.wake_list_ns / 1000,
+                    r.wake_list_busy_ns / 1000,
                     r.fork_idle_ns / 1000
                 )
             } else {
@@ -517,6 +525,7 @@ mod tests {
             cut: false,
             wake_idle_ns: 0,
             wake_list_ns: 0,
+            wake_list_busy_ns: 0,
             fork_idle_ns: 0,
             latency_spread: false,
             steal_guest: (0, 0),

@@ -57,22 +57,36 @@ impl Sim {
         }
         self.tasks[t].cpu = cpu;
         self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
-        // ttwu_queue_cond(): a remote CPU with nothing to run takes its
-        // wakees through the wake list; until its IPI arrives they are
-        // enqueued nowhere and the CPU is not idle to anyone else.
+        // ttwu_queue_cond(): a CPU that shares no cache with the waking
+        // one, or a remote one with nothing to run, takes its wakees
+        // through the wake list; until its IPI arrives they are enqueued
+        // nowhere and the CPU is not idle to anyone else.
+        // The model has a wake list only where it is given the latency
+        // of one (0: the wakee enqueued at once, as calibrated).
         let at_tick = self.cfg.wake_list_at_tick;
-        if (self.cost.wake_list_ns > 0 || at_tick) && cpu != here && self.nr_running(cpu) == 0 {
+        let idle_target = self.nr_running(cpu) == 0;
+        let queue = cpu != here && (idle_target || !self.cfg.topology.share_cache(here, cpu));
+        let modelled = if idle_target {
+            self.cost.wake_list_ns > 0 || at_tick
+        } else {
+            self.cost.wake_list_busy_ns > 0
+        };
+        if queue && modelled {
             let rq = &mut self.rqs[cpu as usize];
             rq.wake_list.push(t);
             if rq.wake_list.len() == 1 {
-                let at_ns = if at_tick {
+                let at_ns = if at_tick && idle_target {
                     // The tick of that instant is queued already: its
                     // balancers find the wakee still on its way.
                     self.jiffies()
                         .saturating_add(1)
                         .saturating_mul(self.tick_ns)
                 } else {
-                    let wait_ns = self.latency_ns(|s| &s.wake_list_ns, self.cost.wake_list_ns);
+                    let wait_ns = if idle_target {
+                        self.latency_ns(|s| &s.wake_list_ns, self.cost.wake_list_ns)
+                    } else {
+                        self.latency_ns(|s| &s.wake_list_busy_ns, self.cost.wake_list_busy_ns)
+                    };
                     self.now_ns.saturating_add(wait_ns)
                 };
                 self.push(at_ns, Ev::WakeList { cpu });
@@ -610,6 +624,72 @@ mod tests {
         s.wake(a, Some((wc, w)), false);
         assert!(s.rqs[ac as usize].wake_list.is_empty());
         assert_eq!(s.rqs[cpu_of(&s, a) as usize].curr, Some(a));
+    }
+
+    /// `ttwu_queue_cond()` on a busy target: a wakee for a CPU of another
+    /// LLC waits `CostModel::wake_list_busy_ns` on the wake list, one for
+    /// a busy CPU of the waker's LLC is enqueued at once; with the
+    /// latency at 0 (the default) neither waits.
+    #[test]
+    fn a_busy_cpu_across_llcs_takes_its_wakee_through_the_wake_list() {
+        let on_2x4 = |wake_list_busy_ns| {
+            let mut cfg = Config::new(
+                Topology::preset("2x4").unwrap(),
+                Workload::parse("fairness:9").unwrap(),
+                1,
+                1_000_000,
+            );
+            cfg.cost.wake_list_busy_ns = wake_list_busy_ns;
+            Sim::new(cfg)
+        };
+        // Nine tasks on eight CPUs: the wakee is the running one of the
+        // CPU that has two, so no CPU is idle when it wakes. The waker
+        // runs on `from`, in the first LLC; the wakee last ran on `prev`
+        // and is woken back there (a busy CPU: WA_IDLE and WA_WEIGHT
+        // would weigh the waker's, so both are off).
+        let wake_onto = |s: &mut Sim, prev: u32| {
+            s.cfg.flags.apply("-WA_IDLE,-WA_WEIGHT").unwrap();
+            let two = (0..8).find(|&c| s.nr_running(c) == 2).unwrap();
+            let from = if two < 4 { (two + 1) % 4 } else { 0 };
+            let w = s.rqs[from as usize].curr.unwrap();
+            let t = s.rqs[two as usize].curr.unwrap();
+            s.block_curr(two, State::Blocked);
+            assert!((0..8).all(|c| !s.idle(c)), "a CPU idle");
+            let prev = if prev < 4 { (from + 2) % 4 } else { prev };
+            s.tasks[t].cpu = prev;
+            s.tasks[t].recent_used_cpu = prev;
+            let before = s.nr_running(prev);
+            s.wake(t, Some((from, w)), false);
+            (t, s.tasks[t].cpu, before)
+        };
+        let mut s = on_2x4(2_000_000);
+        let (t, cpu, before) = wake_onto(&mut s, 5);
+        assert_eq!(cpu, 5);
+        assert_eq!(s.rqs[5].wake_list, vec![t], "across LLCs: the wake list");
+        assert_eq!(s.nr_running(5), before, "on no runqueue yet");
+        let due: Vec<u64> = s
+            .events
+            .iter()
+            .filter_map(|Reverse((at, _, ev))| match ev {
+                Ev::WakeList { cpu: 5 } => Some(*at),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(due, vec![s.now_ns + 2_000_000]);
+        s.ttwu_pending(5);
+        assert_eq!(s.nr_running(5), before + 1, "enqueued when the IPI comes");
+        // Within the waker's LLC: at once.
+        let mut s = on_2x4(2_000_000);
+        let (_, cpu, before) = wake_onto(&mut s, 0);
+        assert!(cpu < 4);
+        assert!(s.rqs[cpu as usize].wake_list.is_empty());
+        assert_eq!(s.nr_running(cpu), before + 1);
+        // No latency given: across LLCs at once too.
+        let mut s = on_2x4(0);
+        let (_, cpu, before) = wake_onto(&mut s, 5);
+        assert_eq!(cpu, 5);
+        assert!(s.rqs[5].wake_list.is_empty());
+        assert_eq!(s.nr_running(5), before + 1);
     }
 
     /// `Config::wake_list_at_tick`: the wake list's IPI is taken at the
