@@ -32,7 +32,7 @@ const USAGE: &str = "usage:
                  [--cost-ns NAME=NS,...] [--hw-tick] [--lb-clock N]
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]...
-                 [--kthreads] [--tcg-rr] [--wake-list-at-tick]
+                 [--kthreads] [--tcg-rr] [--wake-list-at-tick] [--seeds N]
                  [--native-steal] [--lb-clock N] [--model-trace DIR]
   schedsim bench
   schedsim topology NAME

@@ -210,6 +210,42 @@ fn replay_reports_guest_and_model() {
     assert_eq!(v[0]["replay"]["guest_differs"], 81);
 }
 
+/// `--seeds N`: the first seed's table, then the span of the goal's row
+/// counts over N seeds; a bad count or JSON with it is refused.
+#[test]
+fn replay_over_several_seeds() {
+    let d = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/replay/");
+    let on = format!("{d}stream_busy_llc2.on.r1.trace");
+    let (code, one, err) = schedsim(&["replay", &on]);
+    assert_eq!(code, 0, "{err}");
+    let (code, three, err) = schedsim(&["replay", "--seeds", "3", &on]);
+    assert_eq!(code, 0, "{err}");
+    assert!(three.starts_with(&one), "the first seed's table first");
+    let last = three.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("over the model's seeds 1-3: within 20% "),
+        "{last}"
+    );
+    for (args, needle) in [
+        (
+            &["replay", "--seeds", "0", on.as_str()][..],
+            "bad --seeds '0'",
+        ),
+        (
+            &["replay", "--seeds", "x", on.as_str()][..],
+            "bad --seeds 'x'",
+        ),
+        (
+            &["replay", "--seeds", "2", "--format", "json", on.as_str()][..],
+            "--seeds is for the table",
+        ),
+    ] {
+        let (code, _, err) = schedsim(args);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
 /// A hackbench trace's first 3000 events (a cut the guest's buffer could
 /// have made): 81 tasks, each run's CPU time replayed.
 #[test]

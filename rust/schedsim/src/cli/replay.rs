@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `schedsim replay TRACE... [--seed N] [--format table|json]
+//! `schedsim replay TRACE... [--seed N] [--seeds N] [--format table|json]
 //! [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]... [--kthreads]
 //! [--tcg-rr] [--wake-list-at-tick] [--native-steal] [--lb-clock N]
 //! [--model-trace DIR]`: each guest trace
@@ -16,7 +16,9 @@
 //! of it (`cost::LatencySpread`); with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
-//! (`cost.rs`'s names), as the sensitivity runs do.
+//! (`cost.rs`'s names), as the sensitivity runs do; `--seeds N` replays
+//! every trace again with the next N-1 seeds and adds the span of the
+//! goal's row counts over the N (`report::seeds_line`) to the table.
 
 use schedsim::replay::compare::{Opts, WakeIdle};
 use schedsim::replay::{compare, report, trace};
@@ -28,6 +30,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut opts = Opts::default();
     let mut json = false;
     let mut model_dir: Option<String> = None;
+    let mut seeds = 1u64;
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
@@ -36,6 +39,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 opts.seed = v
                     .parse()
                     .map_err(|_| format!("bad --seed '{v}': not a number"))?;
+            }
+            Long("seeds") => {
+                let v = super::value(&mut p, "--seeds")?;
+                seeds = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or_else(|| format!("bad --seeds '{v}': 1..=64"))?;
             }
             Long("format") => match super::value(&mut p, "--format")?.as_str() {
                 "table" => json = false,
@@ -84,11 +95,17 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if files.is_empty() {
         return Err("replay needs one or more trace files (make replay writes them)".into());
     }
-    let mut all = Vec::new();
+    if seeds > 1 && json {
+        return Err("--seeds is for the table: with --format json run one seed at a time".into());
+    }
+    let mut traces = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
-        let t = trace::parse(&text).map_err(|e| format!("{f}: {e}"))?;
-        let r = compare::replay(&t, &opts).map_err(|e| format!("{f}: {e}"))?;
+        traces.push((f, trace::parse(&text).map_err(|e| format!("{f}: {e}"))?));
+    }
+    let mut all = Vec::new();
+    for (f, t) in &traces {
+        let r = compare::replay(t, &opts).map_err(|e| format!("{f}: {e}"))?;
         if let Some(dir) = &model_dir {
             let path = format!("{dir}/{}.{}.model.trace", r.experiment, r.state);
             let mut text = format!(
@@ -115,6 +132,21 @@ pub fn main(args: &[String]) -> Result<(), String> {
         );
     } else {
         print!("{}", report::table(&all));
+        if seeds > 1 {
+            let mut censuses = vec![report::census(&all)];
+            for k in 1..seeds {
+                let o = Opts {
+                    seed: opts.seed.saturating_add(k),
+                    ..opts
+                };
+                let again = traces
+                    .iter()
+                    .map(|(f, t)| compare::replay(t, &o).map_err(|e| format!("{f}: {e}")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                censuses.push(report::census(&again));
+            }
+            print!("{}", report::seeds_line(opts.seed, &censuses));
+        }
     }
     Ok(())
 }

@@ -249,13 +249,69 @@ fn num(v: f64) -> String {
     }
 }
 
+/// The goal's rows (per-level migrations and LLC placement) of a set of
+/// replays, by verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// Rows graded.
+    pub scored: usize,
+    /// Within 20% of the guest.
+    pub within: usize,
+    /// Not, but within 20% of the control's ratio.
+    pub as_control: usize,
+    /// Neither, but within counting noise.
+    pub noise: usize,
+}
+
+impl Census {
+    /// The model's own gaps: the rows none of the above explains.
+    pub fn own(&self) -> usize {
+        self.scored
+            .saturating_sub(self.within)
+            .saturating_sub(self.as_control)
+            .saturating_sub(self.noise)
+    }
+}
+
+/// [`Census`] of `all`.
+pub fn census(all: &[Replayed]) -> Census {
+    let mut c = Census::default();
+    for row in all.iter().flat_map(rows).filter(|row| graded(&row.metric)) {
+        c.scored += 1;
+        c.within += usize::from(row.within);
+        c.as_control += usize::from(row.as_control);
+        c.noise += usize::from(row.noise);
+    }
+    c
+}
+
+/// What a census over several seeds spans (`schedsim replay --seeds
+/// N`): the row counts move with the model's seed by more than most
+/// single changes to the model do, so a count from one seed is no
+/// finding. The first seed's census comes first.
+pub fn seeds_line(first_seed: u64, censuses: &[Census]) -> String {
+    let span = |f: fn(&Census) -> usize| {
+        let mut v: Vec<usize> = censuses.iter().map(f).collect();
+        v.sort_unstable();
+        let mid = v.get(v.len() / 2).copied().unwrap_or(0);
+        match (v.first(), v.last()) {
+            (Some(lo), Some(hi)) if lo != hi => format!("{lo}-{hi} (median {mid})"),
+            (Some(lo), _) => lo.to_string(),
+            _ => "-".into(),
+        }
+    };
+    let last = first_seed.saturating_add(censuses.len().saturating_sub(1) as u64);
+    format!(
+        "over the model's seeds {first_seed}-{last}: within 20% {} of {} rows; the model's own gap {}\n",
+        span(|c| c.within),
+        span(|c| c.scored),
+        span(Census::own)
+    )
+}
+
 /// The report as text.
 pub fn table(all: &[Replayed]) -> String {
     let mut s = String::new();
-    let mut within = 0usize;
-    let mut as_control = 0usize;
-    let mut noise = 0usize;
-    let mut scored = 0usize;
     for r in all {
         let _ = writeln!(
             s,
@@ -314,12 +370,6 @@ pub fn table(all: &[Replayed]) -> String {
             "measure", "guest", "model", "ratio", "control"
         );
         for row in rows(r) {
-            if graded(&row.metric) {
-                scored += 1;
-                within += usize::from(row.within);
-                as_control += usize::from(row.as_control);
-                noise += usize::from(row.noise);
-            }
             let _ = writeln!(
                 s,
                 "   {:<28} {:>10} {:>10} {:>7} {:>7}  {}",
@@ -333,13 +383,18 @@ pub fn table(all: &[Replayed]) -> String {
         }
     }
     let _ = writeln!(s);
+    let c = census(all);
     let _ = writeln!(
         s,
-        "per-level migrations and LLC placement within 20% of the guest: {within} of {scored} rows;\n\
-         not, but within 20% of the control's ratio (what replay makes of the model's own run): {as_control};\n\
-         neither, but within counting noise (two standard deviations): {noise};\n\
+        "per-level migrations and LLC placement within 20% of the guest: {} of {} rows;\n\
+         not, but within 20% of the control's ratio (what replay makes of the model's own run): {};\n\
+         neither, but within counting noise (two standard deviations): {};\n\
          the model's own gap: {}",
-        scored - within - as_control - noise
+        c.within,
+        c.scored,
+        c.as_control,
+        c.noise,
+        c.own()
     );
     let zero = EarlyWakes::default();
     let model = all.iter().fold(zero, |a, r| a.plus(&r.model_early_wakes));
@@ -461,6 +516,26 @@ pub fn pairs(all: &[Replayed]) -> Vec<(&Replayed, &Replayed)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The own gaps are what no verdict explains, and the seeds' line
+    /// gives each count's span with its median, or the one value.
+    #[test]
+    fn census_and_its_span_over_seeds() {
+        let c = |scored, within, as_control, noise| Census {
+            scored,
+            within,
+            as_control,
+            noise,
+        };
+        assert_eq!(c(10, 4, 2, 1).own(), 3);
+        assert_eq!(c(3, 4, 0, 0).own(), 0, "saturates");
+        assert_eq!(
+            seeds_line(1, &[c(10, 4, 2, 1), c(10, 6, 1, 1), c(10, 5, 2, 1)]),
+            "over the model's seeds 1-3: within 20% 4-6 (median 5) of 10 rows; \
+             the model's own gap 2-3 (median 2)\n"
+        );
+        assert!(seeds_line(7, &[c(1, 1, 0, 0)]).starts_with("over the model's seeds 7-7:"));
+    }
 
     #[test]
     fn within_twenty_percent() {
