@@ -546,6 +546,19 @@ mod tests {
     use super::*;
     use crate::workload::Workload;
 
+    /// `tasks` always-running tasks on the preset `topology`, 1 ms long,
+    /// seed 1, the configuration set by `set` first.
+    fn fair(topology: &str, tasks: u32, set: impl FnOnce(&mut Config)) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset(topology).unwrap(),
+            Workload::parse(&format!("fairness:{tasks}")).unwrap(),
+            1,
+            1_000_000,
+        );
+        set(&mut cfg);
+        Sim::new(cfg)
+    }
+
     /// llc16 (one LLC of 16 CPUs, no SMT) with a task on every CPU, so a
     /// scan finds nothing idle and runs to its budget; SIS_PROP alone
     /// sizes it. Every CPU predicts 2 ns of idle time (`avg_idle / 512`),
@@ -553,14 +566,9 @@ mod tests {
     /// the whole LLC at a cost of 0, a fraction of it once a few scans
     /// have raised the average.
     fn busy_llc16() -> Sim {
-        let mut cfg = Config::new(
-            Topology::preset("llc16").unwrap(),
-            Workload::parse("fairness:16").unwrap(),
-            1,
-            1_000_000,
-        );
-        cfg.flags.apply("-SIS_UTIL,+SIS_PROP").unwrap();
-        let mut s = Sim::new(cfg);
+        let mut s = fair("llc16", 16, |c| {
+            c.flags.apply("-SIS_UTIL,+SIS_PROP").unwrap()
+        });
         for c in 0..16 {
             assert!(!s.idle(c), "CPU {c} idle");
             s.rqs[c as usize].avg_idle_ns = 1024;
@@ -574,16 +582,8 @@ mod tests {
     /// wakeup that wants it goes elsewhere); then it runs there.
     #[test]
     fn a_wake_list_holds_its_target_busy() {
-        let three_on_qemu8 = |wake_list_ns| {
-            let mut cfg = Config::new(
-                Topology::preset("qemu8").unwrap(),
-                Workload::parse("fairness:3").unwrap(),
-                1,
-                1_000_000,
-            );
-            cfg.cost.wake_list_ns = wake_list_ns;
-            Sim::new(cfg)
-        };
+        let three_on_qemu8 =
+            |wake_list_ns| fair("qemu8", 3, |c| c.cost.wake_list_ns = wake_list_ns);
         let mut s = three_on_qemu8(100_000);
         let cpu_of = |s: &Sim, t: usize| s.tasks[t].cpu;
         let (w, a, b) = (0, 1, 2);
@@ -632,16 +632,7 @@ mod tests {
     /// latency at 0 (the default) neither waits.
     #[test]
     fn a_busy_cpu_across_llcs_takes_its_wakee_through_the_wake_list() {
-        let on_2x4 = |wake_list_busy_ns| {
-            let mut cfg = Config::new(
-                Topology::preset("2x4").unwrap(),
-                Workload::parse("fairness:9").unwrap(),
-                1,
-                1_000_000,
-            );
-            cfg.cost.wake_list_busy_ns = wake_list_busy_ns;
-            Sim::new(cfg)
-        };
+        let on_2x4 = |busy_ns| fair("2x4", 9, |c| c.cost.wake_list_busy_ns = busy_ns);
         // Nine tasks on eight CPUs: the wakee is the running one of the
         // CPU that has two, so no CPU is idle when it wakes. The waker
         // runs on `from`, in the first LLC; the wakee last ran on `prev`
@@ -698,14 +689,7 @@ mod tests {
     /// wait.
     #[test]
     fn a_wake_list_at_tick_waits_for_the_tick() {
-        let mut cfg = Config::new(
-            Topology::preset("qemu8").unwrap(),
-            Workload::parse("fairness:3").unwrap(),
-            1,
-            1_000_000,
-        );
-        cfg.wake_list_at_tick = true;
-        let mut s = Sim::new(cfg);
+        let mut s = fair("qemu8", 3, |c| c.wake_list_at_tick = true);
         let (w, a) = (0, 1);
         let (wc, ac) = (s.tasks[w].cpu, s.tasks[a].cpu);
         s.block_curr(ac, State::Blocked);
@@ -749,14 +733,7 @@ mod tests {
     fn wake_affine_follows_wa_idle_wa_weight_and_wa_bias() {
         let (this_cpu, prev) = (0, 2);
         let affine = |features: &str, wakee_load: u64| {
-            let mut cfg = Config::new(
-                Topology::preset("x5472").unwrap(),
-                Workload::parse("fairness:8").unwrap(),
-                1,
-                1_000_000,
-            );
-            cfg.flags.apply(features).unwrap();
-            let mut s = Sim::new(cfg);
+            let mut s = fair("x5472", 8, |c| c.flags.apply(features).unwrap());
             let w = s.rqs[this_cpu as usize].curr.unwrap();
             let t = s.rqs[prev as usize].curr.unwrap();
             s.block_curr(prev, State::Blocked);
