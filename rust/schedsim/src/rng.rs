@@ -28,7 +28,8 @@ pub enum Purpose {
     /// The jitter of one task's bursts and sleeps.
     Task,
     /// A replay's TCG latencies, drawn from the trace's spread
-    /// (`cost::LatencySpread`; one stream per run).
+    /// (`cost::LatencySpread`; one stream per run; id 1: the idle
+    /// vCPUs' tick waits, `Config::idle_tick_wait`).
     Latency,
 }
 

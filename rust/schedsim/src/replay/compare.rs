@@ -205,6 +205,7 @@ fn model_config(
     cfg.wake_list_at_tick = opts.wake_list_at_tick;
     cfg.lb_clock_factor = opts.lb_clock_factor;
     cfg.latency_spread = cost.spread.clone();
+    cfg.idle_tick_wait = cost.idle_tick_wait.clone();
     cfg
 }
 
@@ -213,6 +214,9 @@ fn model_config(
 struct Costs {
     model: CostModel,
     spread: Option<Rc<LatencySpread>>,
+    /// `Config::idle_tick_wait`: the trace's wake list spread, with the
+    /// guest's latencies.
+    idle_tick_wait: Option<Rc<Vec<u64>>>,
 }
 
 /// How long the model may run a replay of a run that spanned `span_ns`:
@@ -373,6 +377,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             ..steal
         },
         spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| Rc::new(guest.spread.clone())),
+        idle_tick_wait: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread)
+            .then(|| Rc::new(guest.spread.wake_list_ns.clone())),
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, &cost);
     let ModelRun {
