@@ -737,14 +737,16 @@ fn guest_json_fields_are_required() {
 /// 10% of the run, almost none between): so the model's CPUs go idle
 /// there too, STEAL has tasks to pull, and the time it saves points the
 /// guest's way. A model run for a fixed time at its steady rate never
-/// idled from 2 groups on, and its STEAL changed nothing.
+/// idled from 2 groups on, and its STEAL changed nothing. The model's
+/// saving is under 1% (0.992-0.996 on 4 and 8 seeds): 2 seeds put it at
+/// 0.997 or 0.999, inside the margin, so 4.
 #[test]
 fn hackbench_to_its_end_idles_and_steal_shortens_it() {
     let guest = parse_guest(&guest_json()).unwrap();
     let o = Opts {
         topology: Some("llc16".into()),
         experiment: Some("hb4_steal_llc16".into()),
-        seeds: 2,
+        seeds: 4,
         max_ms: 20_000,
         ..Opts::default()
     };

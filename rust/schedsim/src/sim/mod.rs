@@ -158,8 +158,11 @@ pub struct Config {
     /// aligned across CPUs, so each busy vCPU runs one tick period in
     /// turn and handles its own tick only then (the ones it missed while
     /// it waited are one pending interrupt), once a round in an order
-    /// that varies (`Sim::tcg_next_turn()`). A halted (idle) vCPU wakes for
-    /// its tick at once. Off by default: hardware ticks every CPU. The
+    /// that varies (`Sim::tcg_next_turn()`). A halted (idle) vCPU's tick
+    /// waits in the round too, its turn short: the round reaches each once
+    /// (the guest's idle vCPUs beside four spinners took 38% of their
+    /// ticks, as many as the busy ones; `Sim::tcg_served()`). Off by
+    /// default: hardware ticks every CPU. The
     /// guest shows it: its spinners on a shared CPU switch every 24-36 ms
     /// (8 busy vCPUs x 4 ms), not every tick (`Documentation/schedsim.rst`,
     /// "Replay against the guest"). A turn also ends when its vCPU halts,
@@ -599,6 +602,8 @@ pub struct Sim {
     tcg_round: Vec<u32>,
     /// `cfg.tcg_rr`: the order of each round.
     tcg_rng: Rng,
+    /// `cfg.tcg_rr`: which idle vCPUs the round reaches in a period.
+    tcg_idle_rng: Rng,
     /// Draws of the TCG latencies from `Config::latency_spread`.
     latency_rng: Rng,
     /// Draws of `Config::idle_tick_wait`.
@@ -761,6 +766,7 @@ impl Sim {
             nohz: nohz::Nohz::default(),
             tcg_round: Vec::new(),
             tcg_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 1),
+            tcg_idle_rng: Rng::stream(cfg.seed, Purpose::TickOrder, 2),
             latency_rng: Rng::stream(cfg.seed, Purpose::Latency, 0),
             idle_tick_rng: Rng::stream(cfg.seed, Purpose::Latency, 1),
             tcg_turn_ends: 0,
@@ -1019,10 +1025,18 @@ impl Sim {
         }
         let busy = (0..nr).filter(|&c| self.rqs[c].curr.is_some()).count();
         if turns as usize >= busy {
-            for (c, s) in served.iter_mut().enumerate() {
-                *s = self.rqs[c].curr.is_some();
-            }
+            served.fill(true);
             return served;
+        }
+        // A halted vCPU's tick waits in the round as a busy one's does,
+        // but its turn is short: the round, which takes busy / turns
+        // periods, reaches each idle vCPU once (the guest's idle vCPUs
+        // beside four spinners took 38% of their ticks, as many as the
+        // busy ones).
+        for (s, rq) in served.iter_mut().zip(&self.rqs) {
+            if rq.curr.is_none() {
+                *s = self.tcg_idle_rng.below(busy as u64) < u64::from(turns);
+            }
         }
         // Distinct vCPUs: a round that ends within the period starts the
         // next, whose order may put a vCPU just served first again.
@@ -1064,8 +1078,18 @@ impl Sim {
             {
                 continue;
             }
-            // TCG: a halted vCPU's tick waits for its turn, or is lost.
-            if self.rqs[cpu as usize].curr.is_none() && self.nr_running(cpu) == 0 {
+            if self.cfg.tcg_rr
+                && self.rqs[cpu as usize].curr.is_none()
+                && !served.get(cpu as usize).copied().unwrap_or(false)
+            {
+                continue;
+            }
+            // TCG: a halted vCPU's tick waits for its turn, or is lost
+            // (its wait drawn from the trace's, without TCG's rounds).
+            if !self.cfg.tcg_rr
+                && self.rqs[cpu as usize].curr.is_none()
+                && self.nr_running(cpu) == 0
+            {
                 match self.idle_tick_wait_ns() {
                     Some(w) if w >= self.tick_ns => continue,
                     Some(w) if w > 0 => {
@@ -1354,6 +1378,41 @@ mod tests {
         assert!(tcg * 5 < hw, "hw {hw} tcg {tcg}");
         // The CPUs stay as busy: only when the picks happen moves.
         assert!(tcg_busy * 100 >= hw_busy * 99, "{hw_busy} {tcg_busy}");
+    }
+
+    /// Under TCG's turns an idle vCPU's tick waits in the round too: with
+    /// four spinners on qemu8's eight vCPUs and one turn a period, each
+    /// vCPU, busy or idle, ticks about once in four periods (the guest's
+    /// took 38% of their ticks beside four spinners, idle as busy); with
+    /// a turn for every busy vCPU all of them tick.
+    #[test]
+    fn tcg_turns_reach_the_idle_vcpus_once_a_round() {
+        let mut cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            Workload::parse("fairness:4").unwrap(),
+            1,
+            1_000_000,
+        );
+        cfg.tcg_rr = true;
+        let mut s = Sim::new(cfg);
+        let busy: Vec<usize> = (0..8).filter(|&c| s.rqs[c].curr.is_some()).collect();
+        assert_eq!(busy.len(), 4);
+        let periods = 400;
+        let mut ticks = [0u32; 8];
+        for _ in 0..periods {
+            for (c, served) in s.tcg_served().into_iter().enumerate() {
+                ticks[c] += u32::from(served);
+            }
+        }
+        for (c, &n) in ticks.iter().enumerate() {
+            assert!((70..=130).contains(&n), "CPU {c}: {n} ticks of {periods}");
+        }
+        let busy_ticks: u32 = busy.iter().map(|&c| ticks[c]).sum();
+        assert_eq!(busy_ticks, periods, "one busy turn a period");
+        for _ in 0..3 {
+            s.tcg_turn_end();
+        }
+        assert!(s.tcg_served().iter().all(|&x| x), "four turns: everyone");
     }
 
     /// A tick period serves one busy vCPU, one more for each turn that
