@@ -94,6 +94,15 @@ pub(crate) fn update_avg(avg: u64, sample: u64) -> u64 {
     (avg as i128 + diff / 8).max(0) as u64
 }
 
+/// One of `points` (a latency's quantiles), each as likely; None if there
+/// are none.
+fn draw(points: &[u64], rng: &mut Rng) -> Option<u64> {
+    if points.is_empty() {
+        return None;
+    }
+    points.get(rng.below(points.len() as u64) as usize).copied()
+}
+
 /// `NICE_0_LOAD` (scaled down, as `scale_load_down()` gives it).
 pub const NICE_0_LOAD: u64 = 1024;
 /// `SCHED_CAPACITY_SCALE`.
@@ -805,12 +814,7 @@ impl Sim {
         let Some(spread) = self.cfg.latency_spread.as_ref() else {
             return fixed_ns;
         };
-        let points = pick(spread);
-        if points.is_empty() {
-            return fixed_ns;
-        }
-        let i = self.latency_rng.below(points.len() as u64) as usize;
-        points.get(i).copied().unwrap_or(fixed_ns)
+        draw(pick(spread), &mut self.latency_rng).unwrap_or(fixed_ns)
     }
 
     /// `HZ`: jiffies per second.
@@ -1071,17 +1075,9 @@ impl Sim {
             if self.cfg.nohz && self.rqs[cpu as usize].curr.is_none() && self.nr_running(cpu) == 0 {
                 continue;
             }
-            // TCG: a busy vCPU waiting for its turn has its tick pending.
-            if self.cfg.tcg_rr
-                && self.rqs[cpu as usize].curr.is_some()
-                && !served.get(cpu as usize).copied().unwrap_or(false)
-            {
-                continue;
-            }
-            if self.cfg.tcg_rr
-                && self.rqs[cpu as usize].curr.is_none()
-                && !served.get(cpu as usize).copied().unwrap_or(false)
-            {
+            // TCG: a vCPU, busy or halted, waiting for its turn has its
+            // tick pending (`tcg_served()` decides both).
+            if self.cfg.tcg_rr && !served.get(cpu as usize).copied().unwrap_or(false) {
                 continue;
             }
             // TCG: a halted vCPU's tick waits for its turn, or is lost
@@ -1108,11 +1104,7 @@ impl Sim {
     /// One draw of `Config::idle_tick_wait`, ns; None without it.
     fn idle_tick_wait_ns(&mut self) -> Option<u64> {
         let points = self.cfg.idle_tick_wait.as_ref()?;
-        if points.is_empty() {
-            return None;
-        }
-        let i = self.idle_tick_rng.below(points.len() as u64) as usize;
-        points.get(i).copied()
+        draw(points, &mut self.idle_tick_rng)
     }
 
     /// `sched_tick()`'s work on `cpu`.
@@ -1253,6 +1245,20 @@ impl Sim {
 mod tests {
     use super::*;
 
+    /// `tasks` always-running tasks on the preset `topology`, 1 ms long,
+    /// seed 1, the configuration set by `set` first (the sim's tests, its
+    /// submodules' too).
+    pub(super) fn fair(topology: &str, tasks: u32, set: impl FnOnce(&mut Config)) -> Sim {
+        let mut cfg = Config::new(
+            Topology::preset(topology).unwrap(),
+            Workload::parse(&format!("fairness:{tasks}")).unwrap(),
+            1,
+            1_000_000,
+        );
+        set(&mut cfg);
+        Sim::new(cfg)
+    }
+
     /// A replay's latency: the constant, or with a spread a draw from its
     /// points, each about as often; a kind the spread lacks keeps its
     /// constant.
@@ -1387,14 +1393,7 @@ mod tests {
     /// a turn for every busy vCPU all of them tick.
     #[test]
     fn tcg_turns_reach_the_idle_vcpus_once_a_round() {
-        let mut cfg = Config::new(
-            Topology::preset("qemu8").unwrap(),
-            Workload::parse("fairness:4").unwrap(),
-            1,
-            1_000_000,
-        );
-        cfg.tcg_rr = true;
-        let mut s = Sim::new(cfg);
+        let mut s = fair("qemu8", 4, |c| c.tcg_rr = true);
         let busy: Vec<usize> = (0..8).filter(|&c| s.rqs[c].curr.is_some()).collect();
         assert_eq!(busy.len(), 4);
         let periods = 400;
@@ -1455,14 +1454,11 @@ mod tests {
     #[test]
     fn an_idle_vcpus_tick_waits_for_its_turn_or_is_lost() {
         let run = |wait: Option<Vec<u64>>| {
-            let mut cfg = Config::new(
-                Topology::preset("qemu8").unwrap(),
-                Workload::parse("fairness:3").unwrap(),
-                1,
-                200_000_000,
-            );
-            cfg.idle_tick_wait = wait.map(Rc::new);
-            let r = Sim::new(cfg).run();
+            let r = fair("qemu8", 3, |c| {
+                c.duration_ns = 200_000_000;
+                c.idle_tick_wait = wait.map(Rc::new);
+            })
+            .run();
             let idle = r
                 .schedstat
                 .totals()
@@ -1471,7 +1467,7 @@ mod tests {
                 .unwrap_or(0);
             (r.trace_hash, idle)
         };
-        let tick_ns = 1_000_000_000 / u64::from(DEFAULT_HZ);
+        let tick_ns = tick_ns(DEFAULT_HZ);
         let (hash, idle) = run(None);
         assert!(idle > 300, "five idle CPUs balance at their ticks: {idle}");
         assert_eq!(run(Some(vec![0])), (hash, idle));

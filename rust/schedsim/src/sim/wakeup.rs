@@ -544,20 +544,7 @@ impl sis_select::IdleView for View<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::Workload;
-
-    /// `tasks` always-running tasks on the preset `topology`, 1 ms long,
-    /// seed 1, the configuration set by `set` first.
-    fn fair(topology: &str, tasks: u32, set: impl FnOnce(&mut Config)) -> Sim {
-        let mut cfg = Config::new(
-            Topology::preset(topology).unwrap(),
-            Workload::parse(&format!("fairness:{tasks}")).unwrap(),
-            1,
-            1_000_000,
-        );
-        set(&mut cfg);
-        Sim::new(cfg)
-    }
+    use crate::sim::tests::fair;
 
     /// llc16 (one LLC of 16 CPUs, no SMT) with a task on every CPU, so a
     /// scan finds nothing idle and runs to its budget; SIS_PROP alone
