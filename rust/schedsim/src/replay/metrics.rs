@@ -13,6 +13,14 @@
 //!   workload task running on that CPU), the share whose target CPU shares
 //!   the waker CPU's LLC, and the shares on the waker's CPU and on the
 //!   task's previous CPU;
+//! - where the waker sat for those wakeups: on the wakee's previous CPU or
+//!   across which level from it, and at each level the share that
+//!   `wake_affine()` pulled onto the waker's CPU. It parts the policy's
+//!   decision (pulled, given where the waker sat) from the state it
+//!   decided on (where the tasks sat), which the shares above mix;
+//! - how many events in a row one CPU logs before another logs one: the
+//!   TCG guest runs its vCPUs one at a time on one host thread, so its
+//!   record comes in stretches, where CPUs that run at once interleave;
 //! - idle time while another CPU had waiting tasks: CPU-ns of idle CPUs
 //!   while some other CPU had a task runnable and not running (queued by
 //!   a wakeup or a preemption, until switched in; a migration moves it),
@@ -52,6 +60,17 @@ pub struct Metrics {
     pub on_waker_cpu: u64,
     /// ... placed on the task's previous CPU.
     pub on_prev_cpu: u64,
+    /// Those wakeups by where the waker's CPU sat: `[0]` the wakee's
+    /// previous CPU, `[1 + k]` across level `k` from it (the lowest level
+    /// spanning both).
+    pub seat_wakes: Vec<u64>,
+    /// Of each of `seat_wakes`, those placed on the waker's CPU (at `[0]`
+    /// every one: the previous CPU is the waker's).
+    pub seat_pulled: Vec<u64>,
+    /// Events in a row one CPU logs (`W`, `U`, `S`, `M`, in time order)
+    /// before another CPU logs one: the median over events, so that it
+    /// is the stretch a typical event is in.
+    pub stretch_events: u64,
     /// Every wakeup of a workload task (`U`).
     pub wakeups: u64,
     /// Context switches on the machine (`S`).
@@ -164,6 +183,39 @@ fn ran_where_placed(
     (c == cpu).then(|| ts.saturating_sub(at))
 }
 
+/// [`Metrics::stretch_events`] of a run's events.
+fn stretch_median(events: &[Event]) -> u64 {
+    let logged = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.ev,
+                Ev::Waking { .. } | Ev::Wakeup { .. } | Ev::Switch { .. } | Ev::Migrate { .. }
+            )
+        })
+        .map(|e| e.cpu);
+    let mut stretches: Vec<u64> = Vec::new();
+    let mut last = None;
+    for cpu in logged {
+        match stretches.last_mut() {
+            Some(n) if last == Some(cpu) => *n += 1,
+            _ => stretches.push(1),
+        }
+        last = Some(cpu);
+    }
+    stretches.sort_unstable();
+    // The stretch holding the middle event.
+    let half = stretches.iter().sum::<u64>().div_ceil(2);
+    let mut seen = 0u64;
+    for n in stretches {
+        seen += n;
+        if seen >= half {
+            return n;
+        }
+    }
+    0
+}
+
 /// How many latencies there are, sorted in place, and their median.
 fn count_and_median(xs: &mut [u64]) -> (u64, u64) {
     xs.sort_unstable();
@@ -235,6 +287,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         cpus: topo.nr_cpus,
         ..Metrics::default()
     };
+    m.seat_wakes = vec![0; m.migrations.levels.len() + 1];
+    m.seat_pulled = vec![0; m.migrations.levels.len() + 1];
+    m.stretch_events = stretch_median(events);
     // What each CPU runs: before its first switch, that switch's prev; a
     // CPU that never switched ran nothing the record knows of (the model's
     // CPUs that nothing was placed on), so idle.
@@ -391,6 +446,14 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                         m.in_waker_llc += u64::from(topo.share_cache(wcpu, target));
                         m.on_waker_cpu += u64::from(wcpu == target);
                         m.on_prev_cpu += u64::from(moved_from.is_none());
+                        let prev = moved_from.unwrap_or(target);
+                        let seat = level_of(topo, wcpu, prev).map_or(0, |k| k + 1);
+                        if let (Some(n), Some(p)) =
+                            (m.seat_wakes.get_mut(seat), m.seat_pulled.get_mut(seat))
+                        {
+                            *n += 1;
+                            *p += u64::from(wcpu == target);
+                        }
                     }
                 }
             }
@@ -471,6 +534,51 @@ mod tests {
         // 10 ran 0-500 and 600-1000, 11 ran 120-1000.
         assert_eq!(m.task_cpu_ns, 500 + 400 + 880);
         assert_eq!(m.span_ns, 1000);
+    }
+
+    /// Where the waker sat, and whether the wakee came to it: 11 (last
+    /// on CPU 1) is woken from CPU 0, beside it in the LLC, and stays; 12
+    /// (last on CPU 5) is woken from CPU 0, across the packages, and is
+    /// pulled there; 13 is woken on its own CPU 2 by what runs there.
+    #[test]
+    fn wakes_by_where_the_waker_sat() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n0 0 T 13 w\n0 0 T 14 w\n\
+             0 0 S 0 R 10\n0 2 S 0 R 14\n\
+             100 0 W 11 1 t\n110 1 U 11 1\n\
+             200 0 W 12 5 t\n200 0 M 12 5 0\n210 0 U 12 0\n\
+             300 2 W 13 2 t\n310 2 U 13 2\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!(m.task_wakeups, 3);
+        // [on prev CPU, across MC, across PKG]
+        assert_eq!(m.seat_wakes, vec![1, 1, 1]);
+        assert_eq!(m.seat_pulled, vec![1, 0, 1]);
+    }
+
+    /// The stretch a typical event is in: CPU 0 logs four events in a
+    /// row, then CPUs 1 and 0 one each, so the middle (third) of the six
+    /// is in the stretch of four.
+    #[test]
+    fn events_one_cpu_logs_in_a_row() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 S 0 R 10\n1 0 W 11 1 t\n2 0 U 11 0\n3 0 S 10 S 11\n\
+             4 5 T 12 w\n4 1 S 0 R 12\n5 0 S 11 S 0\n",
+        )
+        .unwrap();
+        assert_eq!(stretch_median(&t.events), 4);
+        // Interleaved CPUs: stretches of one.
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 S 0 R 10\n1 1 S 0 R 11\n2 0 S 10 S 0\n3 1 S 11 S 0\n",
+        )
+        .unwrap();
+        assert_eq!(stretch_median(&t.events), 1);
+        assert_eq!(stretch_median(&[]), 0);
     }
 
     /// A task woken onto a busy CPU waits until it is switched in,

@@ -11,6 +11,9 @@ use super::compare::{EarlyWakes, Replayed};
 use super::metrics::Metrics;
 use std::fmt::Write as _;
 
+/// The measure column's width: the longest measure's name.
+const W: usize = 35;
+
 /// How close "agrees" is: the model within 20% of the guest.
 pub const TOLERANCE: f64 = 0.20;
 
@@ -159,6 +162,37 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
                 (f(m), m.task_wakeups),
             ));
         }
+        // The state those wakeups were decided on, then the decision
+        // given it: a gap in the first with none in the second is where
+        // the tasks sat, not the rule.
+        let seat = |x: &Metrics, i: usize| {
+            (
+                x.seat_wakes.get(i).copied().unwrap_or(0),
+                x.seat_pulled.get(i).copied().unwrap_or(0),
+            )
+        };
+        out.push(share_row(
+            "waker on wakee's prev CPU",
+            (seat(g, 0).0, g.task_wakeups),
+            (seat(m, 0).0, m.task_wakeups),
+        ));
+        for (k, name) in levels.iter().enumerate() {
+            let ((gn, gp), (mn, mp)) = (seat(g, k + 1), seat(m, k + 1));
+            if gn > 0 || mn > 0 {
+                out.push(share_row(
+                    &format!("waker across {name}, pulled to it"),
+                    (gp, gn),
+                    (mp, mn),
+                ));
+            }
+        }
+    }
+    if g.switches > 0 || m.switches > 0 {
+        out.push(row(
+            "events a CPU logs in a row".into(),
+            g.stretch_events as f64,
+            m.stretch_events as f64,
+        ));
     }
     out.push(row(
         "idle while work waited".into(),
@@ -366,13 +400,13 @@ pub fn table(all: &[Replayed]) -> String {
         }
         let _ = writeln!(
             s,
-            "   {:<28} {:>10} {:>10} {:>7} {:>7}  within 20%",
+            "   {:<W$} {:>10} {:>10} {:>7} {:>7}  within 20%",
             "measure", "guest", "model", "ratio", "control"
         );
         for row in rows(r) {
             let _ = writeln!(
                 s,
-                "   {:<28} {:>10} {:>10} {:>7} {:>7}  {}",
+                "   {:<W$} {:>10} {:>10} {:>7} {:>7}  {}",
                 row.metric,
                 num(row.guest),
                 num(row.model),
@@ -433,7 +467,7 @@ pub fn table(all: &[Replayed]) -> String {
             };
             let _ = writeln!(
                 s,
-                "   {:<28} guest {:>6}  model {:>6}",
+                "   {:<W$} guest {:>6}  model {:>6}",
                 a.metric,
                 q(a.guest, b.guest),
                 q(a.model, b.model)
@@ -459,7 +493,7 @@ pub fn summary(all: &[Replayed]) -> String {
         }
     }
     let mut s = format!(
-        "\n{:<28} {:>5} {:>7} {:>7} {:>6} {:>8} {:>15} {:>8}\n",
+        "\n{:<W$} {:>5} {:>7} {:>7} {:>6} {:>8} {:>15} {:>8}\n",
         "measure, every trace", "rows", "within", "as ctl", "noise", "median", "range", "control"
     );
     let sorted = |xs: &mut Vec<f64>| {
@@ -486,7 +520,7 @@ pub fn summary(all: &[Replayed]) -> String {
             .map_or("-".to_string(), |c| format!("{c:.2}"));
         let _ = writeln!(
             s,
-            "{:<28} {:>5} {:>7} {:>7} {:>6} {spread} {ctl:>8}",
+            "{:<W$} {:>5} {:>7} {:>7} {:>6} {spread} {ctl:>8}",
             metric,
             v.len(),
             within,
