@@ -507,18 +507,23 @@ mod tests {
 
     /// Two tasks that wake each other 200 times, 50 us of work each.
     fn pingpong_trace() -> String {
-        let mut s = String::from(
+        pingpong_trace_on(0, 1)
+    }
+
+    /// [`pingpong_trace`] with its tasks on CPUs `c1` and `c2`.
+    fn pingpong_trace_on(c1: u32, c2: u32) -> String {
+        let mut s = format!(
             "# slb-trace 1\n# topology smt2 cpus 8\n\
              # experiment t state on kind flag flag SIS_PROP\n# features SIS_UTIL NO_SIS_PROP\n\
              # comm pp\n# ctr differs_SIS_PROP 4\n# lost 0\n\
-             0 0 T 1 pp\n0 1 T 2 pp\n0 0 S 0 R 1\n0 1 S 0 R 2\n10 1 S 2 S 0\n",
+             0 {c1} T 1 pp\n0 {c2} T 2 pp\n0 {c1} S 0 R 1\n0 {c2} S 0 R 2\n10 {c2} S 2 S 0\n",
         );
         let mut t = 10u64;
         for i in 0..200 {
             let (a, b, ca, cb) = if i % 2 == 0 {
-                (1, 2, 0, 1)
+                (1, 2, c1, c2)
             } else {
-                (2, 1, 1, 0)
+                (2, 1, c2, c1)
             };
             t += 50_000;
             s += &format!("{t} {ca} W {b} {cb} t\n{} {cb} U {b} {cb}\n", t + 1);
@@ -661,6 +666,43 @@ mod tests {
         assert_eq!(back.events, events);
         let m = measure(&back.events, &topo, &HashSet::from([1, 2]));
         assert_eq!(m.wakeups, 200 + 2);
+    }
+
+    /// The model logs a wakeup's `sched_migrate_task` and `sched_wakeup`
+    /// on the waking CPU, where the guest's kernel logs them (the CPU that
+    /// runs `try_to_wake_up()`), not on the CPUs it names: with no wake
+    /// list, every one of them.
+    #[test]
+    fn the_models_record_logs_a_wakeup_where_it_ran() {
+        // The ping-pong's second task starts in the other LLC: the first
+        // wakeup pulls it over, from CPU 0.
+        let tr = parse(&pingpong_trace_on(0, 5)).unwrap();
+        let (_, events) = run_scripts(&tr, 100_000_000);
+        let mut waking: std::collections::HashMap<u32, u32> = Default::default();
+        let (mut moves, mut wakeups, mut remote) = (0, 0, 0);
+        for e in &events {
+            match e.ev {
+                Ev::Waking { pid, .. } => {
+                    waking.insert(pid, e.cpu);
+                }
+                Ev::Migrate { pid, dest, .. } => {
+                    if let Some(&c) = waking.get(&pid) {
+                        assert_eq!(e.cpu, c, "{e:?}");
+                        moves += 1;
+                        remote += u32::from(dest != c);
+                    }
+                }
+                Ev::Wakeup { pid, .. } => {
+                    if let Some(c) = waking.remove(&pid) {
+                        assert_eq!(e.cpu, c, "{e:?}");
+                        wakeups += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(wakeups > 100, "{wakeups}");
+        assert!(moves > 0 && remote > 0, "{moves} {remote}");
     }
 
     #[test]

@@ -748,7 +748,8 @@ impl Sim {
             return false;
         };
         self.ss_active(dst, src, true);
-        self.migrate(t, src, dst);
+        // The stopper on src moves it.
+        self.migrate_by(t, src, dst, src);
         *cost += self.cost.migrate_task_ns;
         if self.rqs[src as usize].curr.is_none() {
             self.pick_next(src);

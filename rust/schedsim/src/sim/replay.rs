@@ -123,11 +123,14 @@ impl Sim {
         );
     }
 
-    /// `sched_migrate_task`. A task the record still has running on
-    /// `orig` (active balance puts the running task back and may move it,
-    /// leaving `orig` idle without `go_idle()`) is switched out there
-    /// first, as the kernel's stopper thread would have switched it out.
-    pub(super) fn rec_migrate(&mut self, t: usize, orig: u32, dest: u32) {
+    /// `sched_migrate_task`, logged by `on`, the CPU that moves it, as
+    /// the guest's trace logs it: a wakeup's by the waking CPU, a pull's
+    /// by the puller, an active balance's by the stopper on `orig`. A task
+    /// the record still has running on `orig` (active balance puts the
+    /// running task back and may move it, leaving `orig` idle without
+    /// `go_idle()`) is switched out there first, as the kernel's stopper
+    /// thread would have switched it out.
+    pub(super) fn rec_migrate(&mut self, t: usize, orig: u32, dest: u32, on: u32) {
         if !self.cfg.record_events {
             return;
         }
@@ -136,7 +139,7 @@ impl Sim {
             self.rec_switch(orig, None);
         }
         self.rec(
-            orig,
+            on,
             TEv::Migrate {
                 pid: pid(t),
                 orig,
@@ -145,10 +148,11 @@ impl Sim {
         );
     }
 
-    /// `sched_wakeup`.
-    pub(super) fn rec_wakeup(&mut self, t: usize, target: u32) {
+    /// `sched_wakeup`, logged by `on`, the CPU that enqueues the task:
+    /// the waking CPU, or the target taking its wake list.
+    pub(super) fn rec_wakeup(&mut self, t: usize, target: u32, on: u32) {
         self.rec(
-            target,
+            on,
             TEv::Wakeup {
                 pid: pid(t),
                 target,

@@ -320,6 +320,11 @@ impl Sim {
     /// with it, and the destination checks for preemption. A delayed task
     /// moves delayed, as 6.12.117's `can_migrate_task()` lets it.
     pub(crate) fn migrate(&mut self, t: usize, src: u32, dst: u32) {
+        self.migrate_by(t, src, dst, dst);
+    }
+
+    /// [`Self::migrate`] done by CPU `on` (the record's CPU for it).
+    pub(crate) fn migrate_by(&mut self, t: usize, src: u32, dst: u32, on: u32) {
         self.update_curr(src);
         self.update_entity_lag(src, t);
         let rel_deadline = self.tasks[t].deadline.wrapping_sub(self.tasks[t].vruntime);
@@ -335,7 +340,7 @@ impl Sim {
         task.migrated = true;
         self.stats.migrations += 1;
         self.trace(&[2, t as u64, u64::from(src), u64::from(dst)]);
-        self.rec_migrate(t, src, dst);
+        self.rec_migrate(t, src, dst, on);
         self.update_curr(dst);
         self.place_entity(dst, t, false);
         let task = &mut self.tasks[t];

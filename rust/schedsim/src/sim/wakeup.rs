@@ -29,7 +29,7 @@ impl Sim {
             // ttwu_runnable() succeeds and ttwu_stat() counts it, at the
             // CPU where the task still is.
             let cpu = self.tasks[t].cpu;
-            self.rec_wakeup(t, cpu);
+            self.rec_wakeup(t, cpu, here);
             self.ss_ttwu(waker.map_or(cpu, |w| w.0), cpu);
             self.requeue_delayed(t);
             return;
@@ -42,7 +42,7 @@ impl Sim {
             (None, None) => self.select_task_rq(t, prev, prev, None, false),
         };
         if cpu != prev {
-            self.rec_migrate(t, prev, cpu);
+            self.rec_migrate(t, prev, cpu, here);
             self.move_signals(t, prev, cpu);
             let task = &mut self.tasks[t];
             task.migrations += 1;
@@ -94,7 +94,7 @@ impl Sim {
             self.tcg_turn_end();
             return;
         }
-        self.rec_wakeup(t, cpu);
+        self.rec_wakeup(t, cpu, here);
         // Under TCG a turn ends at any interrupt QEMU raises: a timer's
         // (a wakeup with no waker) or an IPI. An idle target is woken by
         // an IPI (the wake list, or the resched of its idle task), a busy
@@ -115,7 +115,7 @@ impl Sim {
     pub(super) fn ttwu_pending(&mut self, cpu: u32) {
         let list = std::mem::take(&mut self.rqs[cpu as usize].wake_list);
         for t in list {
-            self.rec_wakeup(t, cpu);
+            self.rec_wakeup(t, cpu, cpu);
             self.activate(t, cpu);
         }
     }
