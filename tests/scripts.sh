@@ -951,7 +951,8 @@ expect_fail "sched-lb-stat: no debugfs" "is not readable: mount debugfs" env SLB
 
 # make replay's guest side: scripts/guest/trace.awk turns a 6.12 trace
 # (tests/data/trace-6.12.txt: every event it reads, a comm with a space,
-# the three contexts, an exec's new name) into the slb-trace event lines
+# the three contexts, an exec's new name, a CPU above 7 printed "012",
+# which busybox awk would read as octal) into the slb-trace event lines
 # of tests/data/trace-6.12.slb, under the guest's awk and Debian's.
 for a in "busybox awk" mawk; do
 	command -v ${a%% *} > /dev/null || continue

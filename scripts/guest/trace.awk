@@ -45,8 +45,14 @@ function val(k, from,    i, n) {
 	return ""
 }
 
-# A CPU number as printed ("002" for target_cpu) without its zeros.
+# A CPU number as printed ("002" for target_cpu, "[012]" for the
+# column) without its zeros. They go as text first: busybox awk, the
+# guest's, reads a leading 0 as octal ("012" + 0 is 10 there), which put
+# CPUs 10-15 of a 16-CPU guest on 8-13.
 function num(s) {
+	sub(/^0+/, "", s)
+	if (s == "")
+		return 0
 	return s + 0
 }
 
