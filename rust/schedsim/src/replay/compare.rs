@@ -106,6 +106,15 @@ pub struct Replayed {
     pub steal_guest: (u64, u64),
     /// See `steal_guest`.
     pub steal_model: (u64, u64),
+    /// The newidle walk's steps and stops, (steps, stopped): the domains
+    /// `sched_balance_newidle()` came to and asked whether to go on
+    /// (`avg_idle` against the cost so far and the domain's
+    /// `max_newidle_lb_cost`), and the walks that stopped there. The
+    /// guest's module counters (`newidle_stop/calls`, `/stopped`), and
+    /// the model's.
+    pub newidle_guest: (u64, u64),
+    /// See `newidle_guest`.
+    pub newidle_model: (u64, u64),
     /// The model's wakes that found their wakee not yet blocked, where
     /// the guest's wakee had (`Stats::replay_wakes_*`).
     pub model_early_wakes: EarlyWakes,
@@ -114,6 +123,8 @@ pub struct Replayed {
     pub control: Metrics,
     /// STEAL's (tried, stolen) in the control.
     pub steal_control: (u64, u64),
+    /// The newidle walk's (steps, stopped) in the control.
+    pub newidle_control: (u64, u64),
     /// The control's wakes that found their wakee not yet blocked.
     pub control_early_wakes: EarlyWakes,
     /// The model's run as events (`schedsim replay --model-trace`).
@@ -244,6 +255,13 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
         metrics,
         events,
         steal: (st.steal_tried, st.steal_stolen),
+        // Each step is stopped, skipped by NI_RANDOM's die or balanced.
+        newidle: (
+            s.newidle_stopped
+                .saturating_add(s.newidle_dice_skipped)
+                .saturating_add(s.newidle_domains),
+            s.newidle_stopped,
+        ),
         early_wakes: EarlyWakes {
             queued: s.replay_wakes_queued,
             running: s.replay_wakes_running,
@@ -262,6 +280,8 @@ struct ModelRun {
     events: Vec<super::trace::Event>,
     /// STEAL's (tried, stolen).
     steal: (u64, u64),
+    /// The newidle walk's (steps, stopped).
+    newidle: (u64, u64),
     /// `Replayed::model_early_wakes`.
     early_wakes: EarlyWakes,
 }
@@ -386,6 +406,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         metrics: model,
         events: model_events,
         steal: steal_model,
+        newidle: newidle_model,
         early_wakes: model_early_wakes,
     } = run_model(cfg, &topo, &scripts);
     // The control: the same model on its own record, as the guest's was
@@ -449,9 +470,12 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         latency_spread: cost.spread.is_some(),
         steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
         steal_model,
+        newidle_guest: (ctr("newidle_stop_calls"), ctr("newidle_stop_stopped")),
+        newidle_model,
         model_early_wakes,
         control: control.metrics,
         steal_control: control.steal,
+        newidle_control: control.newidle,
         control_early_wakes: control.early_wakes,
         model_events,
     })
@@ -703,6 +727,30 @@ mod tests {
         }
         assert!(wakeups > 100, "{wakeups}");
         assert!(moves > 0 && remote > 0, "{moves} {remote}");
+    }
+
+    /// The newidle walk's steps and stops: the guest's from its module
+    /// counters, the model's from its own walk, each step stopped,
+    /// skipped by NI_RANDOM's die or balanced; the report's row is their
+    /// share.
+    #[test]
+    fn newidle_walk_steps_and_stops_both_ways() {
+        let text = pingpong_trace().replace(
+            "# lost 0\n",
+            "# lost 0\n# ctr newidle_stop_calls 40\n# ctr newidle_stop_stopped 10\n",
+        );
+        let r = replay(&parse(&text).unwrap(), &Opts::default()).unwrap();
+        assert_eq!(r.newidle_guest, (40, 10));
+        // The ping-pong's CPUs go idle often, but with nothing queued
+        // anywhere: `rd->overloaded` is never set, every walk is skipped
+        // before its first step, and a skipped walk is no step.
+        assert_eq!(r.newidle_model, (0, 0));
+        let rows = super::super::report::rows(&r);
+        let row = rows
+            .iter()
+            .find(|x| x.metric == "newidle walk steps stopped")
+            .unwrap();
+        assert_eq!((row.guest, row.model), (0.25, 0.0));
     }
 
     #[test]

@@ -18,6 +18,9 @@
 //!   `wake_affine()` pulled onto the waker's CPU. It parts the policy's
 //!   decision (pulled, given where the waker sat) from the state it
 //!   decided on (where the tasks sat), which the shares above mix;
+//! - balancer moves by what the record shows of the CPU that made them
+//!   ([`Puller`]): a newidle pull, a busy CPU's, an idle CPU's, an active
+//!   balance's push;
 //! - how many events in a row one CPU logs before another logs one: the
 //!   TCG guest runs its vCPUs one at a time on one host thread, so its
 //!   record comes in stretches, where CPUs that run at once interleave;
@@ -47,6 +50,51 @@ pub struct ByLevel {
     pub balance: Vec<u64>,
 }
 
+/// What made a balancer's move, as the record shows it: `sched_migrate_task`
+/// is logged by the CPU that runs the move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Puller {
+    /// Logged by the destination, whose next event is the switch away
+    /// from the task that was running there, blocked: the pull of
+    /// `sched_balance_newidle()` (or STEAL) in the `__schedule()` that
+    /// found the queue empty.
+    Newidle,
+    /// Logged by the destination while it runs a task that runs on: a
+    /// busy CPU's periodic balance.
+    Busy,
+    /// Logged by the destination while it is idle: an idle CPU's
+    /// periodic balance, or the newidle balance of its idle task's
+    /// `schedule_idle()`.
+    Idle,
+    /// Logged by the origin: the stopper of an active balance pushes the
+    /// task that ran there.
+    Active,
+    /// Logged by neither: a NOHZ idle balancer on another CPU's behalf.
+    Other,
+}
+
+impl Puller {
+    /// Every kind, in [`Metrics::balance_by`]'s order.
+    pub const ALL: [Puller; 5] = [
+        Puller::Newidle,
+        Puller::Busy,
+        Puller::Idle,
+        Puller::Active,
+        Puller::Other,
+    ];
+
+    /// Its name in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Puller::Newidle => "newidle",
+            Puller::Busy => "busy",
+            Puller::Idle => "idle",
+            Puller::Active => "active",
+            Puller::Other => "other",
+        }
+    }
+}
+
 /// The measures of one run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Metrics {
@@ -67,6 +115,9 @@ pub struct Metrics {
     /// Of each of `seat_wakes`, those placed on the waker's CPU (at `[0]`
     /// every one: the previous CPU is the waker's).
     pub seat_pulled: Vec<u64>,
+    /// Balancer moves per level (as `migrations.balance`), by
+    /// [`Puller`] in [`Puller::ALL`]'s order.
+    pub balance_by: Vec<[u64; 5]>,
     /// Events in a row one CPU logs (`W`, `U`, `S`, `M`, in time order)
     /// before another CPU logs one: the median over events, so that it
     /// is the stretch a typical event is in.
@@ -287,6 +338,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         cpus: topo.nr_cpus,
         ..Metrics::default()
     };
+    m.balance_by = vec![[0; 5]; m.migrations.levels.len()];
     m.seat_wakes = vec![0; m.migrations.levels.len() + 1];
     m.seat_pulled = vec![0; m.migrations.levels.len() + 1];
     m.stretch_events = stretch_median(events);
@@ -325,6 +377,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // Wakees placed on a busy CPU: when, to measure until they run.
     let mut woke_busy: HashMap<u32, u64> = HashMap::new();
     let mut busy_latencies: Vec<u64> = Vec::new();
+    // Pulls logged by a busy destination, by CPU: their levels, until
+    // that CPU's next event says newidle or busy.
+    let mut pulls: Vec<Vec<usize>> = vec![Vec::new(); ncpu];
     let first = events.first().map_or(0, |e| e.ts_ns);
     let last = events.iter().map(|e| e.ts_ns).max().unwrap_or(first);
     let mut now = first;
@@ -346,6 +401,18 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         let cpu = e.cpu as usize;
         if cpu >= ncpu {
             continue;
+        }
+        if !matches!(e.ev, Ev::Migrate { .. } | Ev::Name { .. }) && !pulls[cpu].is_empty() {
+            let newidle = matches!(e.ev, Ev::Switch { prev, prev_state, .. }
+                if prev != 0 && prev == cur[cpu] && !preempted(prev_state));
+            let by = if newidle {
+                Puller::Newidle
+            } else {
+                Puller::Busy
+            };
+            for k in std::mem::take(&mut pulls[cpu]) {
+                m.balance_by[k][by as usize] += 1;
+            }
         }
         match e.ev {
             Ev::Name { .. } | Ev::Exit { .. } => {}
@@ -404,6 +471,21 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     m.migrations.fork[k] += 1;
                 } else {
                     m.migrations.balance[k] += 1;
+                    let by = if e.cpu == dest {
+                        if cur[cpu] == 0 {
+                            Some(Puller::Idle)
+                        } else {
+                            pulls[cpu].push(k);
+                            None
+                        }
+                    } else if e.cpu == orig {
+                        Some(Puller::Active)
+                    } else {
+                        Some(Puller::Other)
+                    };
+                    if let Some(by) = by {
+                        m.balance_by[k][by as usize] += 1;
+                    }
                 }
             }
             Ev::Fork { child, .. } => {
@@ -457,6 +539,12 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     }
                 }
             }
+        }
+    }
+    // Pulls no event of their CPU followed: a busy CPU's.
+    for levels in pulls {
+        for k in levels {
+            m.balance_by[k][Puller::Busy as usize] += 1;
         }
     }
     // Tasks still running at the end ran to it.
@@ -557,6 +645,32 @@ mod tests {
         // [on prev CPU, across MC, across PKG]
         assert_eq!(m.seat_wakes, vec![1, 1, 1]);
         assert_eq!(m.seat_pulled, vec![1, 0, 1]);
+    }
+
+    /// Who made each balancer move: CPU 0's newidle pull (it logs the
+    /// move, then switches away from its blocked task), CPU 4's while
+    /// idle, CPU 5's while its task runs on (preempted after), CPU 1's
+    /// stopper pushing its own task, CPU 3's on others' behalf, and CPU
+    /// 0's last, which no event of CPU 0 follows (a busy pull).
+    #[test]
+    fn balancer_moves_by_who_made_them() {
+        let mut text = String::from("# slb-trace 1\n# topology guittot cpus 8\n# comm w\n");
+        for p in 10..18 {
+            text += &format!("0 0 T {p} w\n");
+        }
+        text += "0 0 S 0 R 10\n0 5 S 0 R 13\n\
+                 100 0 M 11 1 0\n101 0 S 10 S 11\n\
+                 200 4 M 12 1 4\n\
+                 300 5 M 14 2 5\n350 5 S 13 R 14\n\
+                 500 1 M 15 1 2\n\
+                 600 3 M 16 6 7\n\
+                 700 0 M 17 4 0\n";
+        let t = parse(&text).unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!(m.migrations.balance, vec![3, 3]);
+        // [newidle, busy, idle, active, other] at MC, then PKG.
+        assert_eq!(m.balance_by, vec![[1, 0, 0, 1, 1], [0, 2, 1, 0, 0]]);
     }
 
     /// The stretch a typical event is in: CPU 0 logs four events in a

@@ -8,7 +8,7 @@
 //! measure's on/off ratio in the guest and in the model.
 
 use super::compare::{EarlyWakes, Replayed};
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Puller};
 use std::fmt::Write as _;
 
 /// The measure column's width: the longest measure's name.
@@ -104,7 +104,18 @@ fn share_row(metric: &str, guest: (u64, u64), model: (u64, u64)) -> Row {
 /// The rows of one replay: the model against the guest.
 pub fn rows(r: &Replayed) -> Vec<Row> {
     let control = control_rows(r);
-    let mut out = compare(&r.guest, &r.model, r.steal_guest, r.steal_model);
+    let mut out = compare(
+        Side {
+            m: &r.guest,
+            steal: r.steal_guest,
+            newidle: r.newidle_guest,
+        },
+        Side {
+            m: &r.model,
+            steal: r.steal_model,
+            newidle: r.newidle_model,
+        },
+    );
     for row in &mut out {
         row.control = control
             .iter()
@@ -120,7 +131,18 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
 
 /// The control's rows: the model's own run replayed, against that run.
 pub fn control_rows(r: &Replayed) -> Vec<Row> {
-    compare(&r.model, &r.control, r.steal_model, r.steal_control)
+    compare(
+        Side {
+            m: &r.model,
+            steal: r.steal_model,
+            newidle: r.newidle_model,
+        },
+        Side {
+            m: &r.control,
+            steal: r.steal_control,
+            newidle: r.newidle_control,
+        },
+    )
 }
 
 /// Whether a row is one of issue 32's goal: migrations per level, LLC
@@ -129,9 +151,19 @@ pub fn graded(metric: &str) -> bool {
     metric.starts_with("migrations") || metric == "wakeups in waker's LLC"
 }
 
-/// The rows of a run `m` against the run `g` it replayed; STEAL's (tried,
-/// stolen) of each.
-fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -> Vec<Row> {
+/// One run as [`compare`] reads it: its measures and the module's
+/// counters it has.
+struct Side<'a> {
+    m: &'a Metrics,
+    /// STEAL's (tried, stolen).
+    steal: (u64, u64),
+    /// The newidle walk's (steps, stopped).
+    newidle: (u64, u64),
+}
+
+/// The rows of a run `m` against the run `g` it replayed.
+fn compare(gs: Side, ms: Side) -> Vec<Row> {
+    let (g, m) = (gs.m, ms.m);
     let mut out = Vec::new();
     let levels = &g.migrations.levels;
     for (k, name) in levels.iter().enumerate() {
@@ -183,6 +215,19 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
                     &format!("waker across {name}, pulled to it"),
                     (gp, gn),
                     (mp, mn),
+                ));
+            }
+        }
+    }
+    // Who balanced, level by level: the balancer that the gap is in.
+    for (k, name) in levels.iter().enumerate() {
+        for by in Puller::ALL {
+            let n = |x: &Metrics| x.balance_by.get(k).map_or(0, |b| b[by as usize]);
+            if n(g) > 0 || n(m) > 0 {
+                out.push(count_row(
+                    format!("balance {name}, {}", by.name()),
+                    n(g),
+                    n(m),
                 ));
             }
         }
@@ -242,12 +287,27 @@ fn compare(g: &Metrics, m: &Metrics, steal_g: (u64, u64), steal_m: (u64, u64)) -
             1e3,
         ));
     }
-    let (gt, gs) = steal_g;
-    let (mt, ms) = steal_m;
+    let (gt, gstolen) = gs.steal;
+    let (mt, mstolen) = ms.steal;
     if gt > 0 || mt > 0 {
         let frac = |s: u64, t: u64| s as f64 / (t as f64).max(1.0);
-        out.push(row("STEAL success".into(), frac(gs, gt), frac(ms, mt)));
+        out.push(row(
+            "STEAL success".into(),
+            frac(gstolen, gt),
+            frac(mstolen, mt),
+        ));
         out.push(row("STEAL tries".into(), gt as f64, mt as f64));
+    }
+    // Where newidle balancing stops climbing: the walk's steps that its
+    // cost test ended (the guest's clock reads a balance at hundreds of
+    // times its cost under TCG, `Config::lb_clock_factor`).
+    let ((gn, gstop), (mn, mstop)) = (gs.newidle, ms.newidle);
+    if gn > 0 || mn > 0 {
+        out.push(share_row(
+            "newidle walk steps stopped",
+            (gstop, gn),
+            (mstop, mn),
+        ));
     }
     out.push(row("idle".into(), g.idle_frac(), m.idle_frac()));
     out.push(field("wakeups", |x| x.wakeups, 1.0));
@@ -639,9 +699,12 @@ mod tests {
             latency_spread: false,
             steal_guest: (0, 0),
             steal_model: (0, 0),
+            newidle_guest: (0, 0),
+            newidle_model: (0, 0),
             model_early_wakes: EarlyWakes::default(),
             control: Metrics::default(),
             steal_control: (0, 0),
+            newidle_control: (0, 0),
             control_early_wakes: EarlyWakes::default(),
             model_events: Vec::new(),
         };
