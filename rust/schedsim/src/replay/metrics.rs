@@ -530,12 +530,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                         m.on_prev_cpu += u64::from(moved_from.is_none());
                         let prev = moved_from.unwrap_or(target);
                         let seat = level_of(topo, wcpu, prev).map_or(0, |k| k + 1);
-                        if let (Some(n), Some(p)) =
-                            (m.seat_wakes.get_mut(seat), m.seat_pulled.get_mut(seat))
-                        {
-                            *n += 1;
-                            *p += u64::from(wcpu == target);
-                        }
+                        m.seat_wakes[seat] += 1;
+                        m.seat_pulled[seat] += u64::from(wcpu == target);
                     }
                 }
             }

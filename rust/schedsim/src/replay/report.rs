@@ -104,18 +104,7 @@ fn share_row(metric: &str, guest: (u64, u64), model: (u64, u64)) -> Row {
 /// The rows of one replay: the model against the guest.
 pub fn rows(r: &Replayed) -> Vec<Row> {
     let control = control_rows(r);
-    let mut out = compare(
-        Side {
-            m: &r.guest,
-            steal: r.steal_guest,
-            newidle: r.newidle_guest,
-        },
-        Side {
-            m: &r.model,
-            steal: r.steal_model,
-            newidle: r.newidle_model,
-        },
-    );
+    let mut out = compare(Side::guest(r), Side::model(r));
     for row in &mut out {
         row.control = control
             .iter()
@@ -131,18 +120,7 @@ pub fn rows(r: &Replayed) -> Vec<Row> {
 
 /// The control's rows: the model's own run replayed, against that run.
 pub fn control_rows(r: &Replayed) -> Vec<Row> {
-    compare(
-        Side {
-            m: &r.model,
-            steal: r.steal_model,
-            newidle: r.newidle_model,
-        },
-        Side {
-            m: &r.control,
-            steal: r.steal_control,
-            newidle: r.newidle_control,
-        },
-    )
+    compare(Side::model(r), Side::control(r))
 }
 
 /// Whether a row is one of issue 32's goal: migrations per level, LLC
@@ -159,6 +137,35 @@ struct Side<'a> {
     steal: (u64, u64),
     /// The newidle walk's (steps, stopped).
     newidle: (u64, u64),
+}
+
+impl<'a> Side<'a> {
+    /// The guest's run of a replay.
+    fn guest(r: &'a Replayed) -> Self {
+        Self {
+            m: &r.guest,
+            steal: r.steal_guest,
+            newidle: r.newidle_guest,
+        }
+    }
+
+    /// The model's run of the guest's record.
+    fn model(r: &'a Replayed) -> Self {
+        Self {
+            m: &r.model,
+            steal: r.steal_model,
+            newidle: r.newidle_model,
+        }
+    }
+
+    /// The control: the model's run of its own record.
+    fn control(r: &'a Replayed) -> Self {
+        Self {
+            m: &r.control,
+            steal: r.steal_control,
+            newidle: r.newidle_control,
+        }
+    }
 }
 
 /// The rows of a run `m` against the run `g` it replayed.
