@@ -42,6 +42,7 @@ use super::sis_age;
 use super::sis_budget;
 use super::sis_cost;
 use super::sis_select::{self, IdleView, Scan};
+use super::sis_stock;
 use super::words::Words;
 
 /// The `sched_feat` flags that shape a scan, as the call site read them.
@@ -133,6 +134,11 @@ pub enum ScanKind {
     Cpus,
     /// The folded core scan from the target's core.
     Cores,
+    /// Stock 6.12's unbudgeted core scan: an idle core is hinted and no
+    /// flag of the call wants the policy to scan (see [`select`]). Its
+    /// `found_idle_core` says whether stock leaves the hint set, and its
+    /// `loops` are 0: 6.12 keeps no scan cost, so none is charged.
+    StockCores,
 }
 
 /// What [`select`] decided.
@@ -157,7 +163,7 @@ impl SisAnswer {
     /// stock does. The one place this is decided: the kernel's shim (which
     /// refuses a clear without a core scan) and the simulator act on it.
     pub fn clears_idle_cores(&self) -> bool {
-        self.kind == ScanKind::Cores && !self.scan.found_idle_core
+        matches!(self.kind, ScanKind::Cores | ScanKind::StockCores) && !self.scan.found_idle_core
     }
 }
 
@@ -203,6 +209,27 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
             prop_bound: false,
         };
     };
+    // The kernel chose to call on sched_feat()'s static keys but hands
+    // the flags from sysctl_sched_features, which a write to
+    // sched/features changes first, the keys a text patch later: a wakeup
+    // in between brings flags that want no policy scan (`policy_scans()`).
+    // Their answer is stock's. SIS_UTIL's skip above is stock's, and so,
+    // without an idle core hinted, is the CPU scan below with SIS_UTIL's
+    // budget alone; with one hinted, stock scans cores unbudgeted, which
+    // only stock's own walk gives.
+    if i.has_idle_core && !i.flags.fold {
+        let stock = sis_stock::select_idle_cpu(view, i);
+        return SisAnswer {
+            scan: Scan {
+                cpu: stock.cpu,
+                loops: 0,
+                found_idle_core: !stock.clears_idle_cores,
+            },
+            kind: ScanKind::StockCores,
+            wake,
+            prop_bound: false,
+        };
+    }
     // What the budget would be without SIS_PROP (only asked with it on).
     let unprop = || sis_budget::combine(None, util, i.smt_weight);
     // Folding only pays where a core has threads to fold, and only while
@@ -356,8 +383,8 @@ mod tests {
         assert_eq!(a.scan.loops, 1);
     }
 
-    // Fold needs the flag, the hint, SMT and sibling masks; any of them
-    // missing gives the CPU scan.
+    // Fold needs the flag, the hint, SMT and sibling masks; without the
+    // hint or SMT the scan is over CPUs, without the flag it is stock's.
     #[test]
     fn fold_only_with_flag_hint_and_smt() {
         let llc = Llc::consecutive(8, 2, &[1, 2]);
@@ -370,15 +397,23 @@ mod tests {
         // Cores from the target's (0-1, busy 1), then 2-3 (busy 2), 4-5 idle.
         assert_eq!(a.scan.cpu, Some(4));
         assert!(a.scan.found_idle_core);
-        for off in 0..3 {
+        for off in 1..3 {
             let mut j = i;
             match off {
-                0 => j.flags.fold = false,
                 1 => j.has_idle_core = false,
                 _ => j.smt_weight = 1,
             }
             assert_eq!(select(&llc, &j).kind, ScanKind::Cpus, "case {off}");
         }
+        // Without the flag but with the hint, the scan is stock's: its
+        // core scan from the CPU after the target meets 2-3 (2 busy, 3
+        // idle: remembered), then 4-5, idle.
+        let mut j = i;
+        j.flags.fold = false;
+        let a = select(&llc, &j);
+        assert_eq!(a.kind, ScanKind::StockCores);
+        assert_eq!(a.scan.cpu, Some(4));
+        assert!(!a.clears_idle_cores());
         let flat = Llc::consecutive(8, 1, &[1, 2]);
         let mut j = i;
         j.smt_weight = 2;
@@ -468,6 +503,10 @@ mod tests {
                 ScanKind::Skipped => prop_assert_eq!(a.scan.loops, 0),
                 ScanKind::Cpus => prop_assert!(a.scan.loops <= nbits.saturating_add(1)),
                 ScanKind::Cores => prop_assert!(a.scan.loops <= cores.saturating_add(1)),
+                ScanKind::StockCores => {
+                    prop_assert!(hint && !i.flags.fold);
+                    prop_assert_eq!(a.scan.loops, 0);
+                }
             }
             prop_assert!(llc.idle_asks.get() <= nbits.saturating_mul(smt));
             if let Some(c) = a.scan.cpu {

@@ -466,6 +466,50 @@ mod tests {
             }
             proptest::prop_assert!(llc.idle_asks.get() + llc.smt_asks.get() <= 4 * 16);
         }
+
+        // A call whose flags want no policy scan (a wakeup while a write
+        // to sched/features is between sysctl_sched_features and the
+        // static keys, `sis_chain::select`) is stock's: nothing differs,
+        // so nothing is counted against a flag that did not shape it.
+        // With the policy's CPU scan under an idle-core hint, a guest's
+        // SIS_FOLD window counted such calls as differing and not held
+        // back (CI of stop 54).
+        #[test]
+        fn flags_that_want_no_policy_scan_judge_as_stock(
+            busy_bits in proptest::prelude::any::<u16>(),
+            flag_bits in 0u8..16,
+            has_idle_core in proptest::prelude::any::<bool>(),
+            target in 0u32..16,
+            util_nr in 1u32..18,
+        ) {
+            let busy: Vec<u32> = (0..16).filter(|c| busy_bits >> c & 1 != 0).collect();
+            let flags = SisFlags {
+                prop: flag_bits & 1 != 0,
+                util: flag_bits & 2 != 0,
+                age: flag_bits & 4 != 0,
+                once: flag_bits & 8 != 0,
+                fold: false,
+            };
+            proptest::prop_assume!(!sis_chain::policy_scans(flags, has_idle_core));
+            let mut i = wakeup(flags, has_idle_core, target);
+            i.flags.util = flags.util;
+            i.util_nr = util_nr;
+            let llc = Llc::consecutive(16, 2, &busy);
+            let rec = Recorded::new(&llc);
+            let a = select(&rec, &i);
+            let fresh = Llc::consecutive(16, 2, &busy);
+            let stock = sis_stock::select_idle_cpu(&fresh, &i);
+            proptest::prop_assert_eq!(a.scan.cpu, stock.cpu);
+            proptest::prop_assert_eq!(a.clears_idle_cores(), stock.clears_idle_cores);
+            let SisVerdict::Judged { verdict, clears_idle_cores } =
+                judge(&rec, &i, &a, [false; 4], true)
+            else {
+                panic!("asked, the judge decides");
+            };
+            proptest::prop_assert!(!verdict.differs(), "{:?}", verdict);
+            proptest::prop_assert_eq!(verdict.flags_differ, 0);
+            proptest::prop_assert_eq!(clears_idle_cores, stock.clears_idle_cores);
+        }
     }
 
     // The record answers a CPU from its first answer even if the CPU has

@@ -474,7 +474,11 @@ impl Sim {
         let visited = match answer.kind {
             ScanKind::Skipped => return None,
             ScanKind::Cpus => u64::from(scan.loops),
-            ScanKind::Cores => u64::from(scan.loops) * u64::from(self.cfg.topology.smt_weight),
+            // StockCores needs flags that want no policy scan, which the
+            // caller hands to stock's own scan instead.
+            ScanKind::Cores | ScanKind::StockCores => {
+                u64::from(scan.loops) * u64::from(self.cfg.topology.smt_weight)
+            }
         };
         self.stats.sis_scans += 1;
         let ns = self.charge_scan(this_cpu, visited);
