@@ -412,6 +412,30 @@ mod tests {
         assert_eq!(shaped_by(&wakeup(age_only, false, 0), &a), [false; 4]);
     }
 
+    /// The wakeup of the property tests below: `flag_bits` 1, 2, 4, 8, 16
+    /// are SIS_PROP, SIS_UTIL, SIS_AGE, SIS_ONCE and SIS_FOLD, `busy_bits`
+    /// the busy CPUs of the 16-CPU LLC.
+    fn drawn(
+        busy_bits: u16,
+        flag_bits: u8,
+        has_idle_core: bool,
+        target: u32,
+        util_nr: u32,
+    ) -> (SisInput, Vec<u32>) {
+        let flags = SisFlags {
+            prop: flag_bits & 1 != 0,
+            util: flag_bits & 2 != 0,
+            age: flag_bits & 4 != 0,
+            once: flag_bits & 8 != 0,
+            fold: flag_bits & 16 != 0,
+        };
+        let mut i = wakeup(flags, has_idle_core, target);
+        i.flags.util = flags.util;
+        i.util_nr = util_nr;
+        let busy = (0..16).filter(|c| busy_bits >> c & 1 != 0).collect();
+        (i, busy)
+    }
+
     proptest::proptest! {
         // On any 16-CPU SMT2 LLC, flags and wakeup: the judge's stock pick
         // is stock's scan on the same facts; not asked, it is the same
@@ -427,20 +451,10 @@ mod tests {
             avg_idle_ns in 0u64..2000,
             util_nr in 1u32..18,
         ) {
-            let busy: Vec<u32> = (0..16).filter(|c| busy_bits >> c & 1 != 0).collect();
-            let flags = SisFlags {
-                prop: flag_bits & 1 != 0,
-                util: flag_bits & 2 != 0,
-                age: flag_bits & 4 != 0,
-                once: flag_bits & 8 != 0,
-                fold: flag_bits & 16 != 0,
-            };
+            let (mut i, busy) = drawn(busy_bits, flag_bits, has_idle_core, target, util_nr);
             // The kernel calls the hook only where the policy scans.
-            proptest::prop_assume!(sis_chain::policy_scans(flags, has_idle_core));
-            let mut i = wakeup(flags, has_idle_core, target);
-            i.flags.util = flags.util;
+            proptest::prop_assume!(sis_chain::policy_scans(i.flags, has_idle_core));
             i.avg_idle_ns = avg_idle_ns;
-            i.util_nr = util_nr;
             let llc = Llc::consecutive(16, 2, &busy);
             let rec = Recorded::new(&llc);
             let a = select(&rec, &i);
@@ -482,18 +496,9 @@ mod tests {
             target in 0u32..16,
             util_nr in 1u32..18,
         ) {
-            let busy: Vec<u32> = (0..16).filter(|c| busy_bits >> c & 1 != 0).collect();
-            let flags = SisFlags {
-                prop: flag_bits & 1 != 0,
-                util: flag_bits & 2 != 0,
-                age: flag_bits & 4 != 0,
-                once: flag_bits & 8 != 0,
-                fold: false,
-            };
-            proptest::prop_assume!(!sis_chain::policy_scans(flags, has_idle_core));
-            let mut i = wakeup(flags, has_idle_core, target);
-            i.flags.util = flags.util;
-            i.util_nr = util_nr;
+            // Without SIS_FOLD (bit 16).
+            let (i, busy) = drawn(busy_bits, flag_bits, has_idle_core, target, util_nr);
+            proptest::prop_assume!(!sis_chain::policy_scans(i.flags, has_idle_core));
             let llc = Llc::consecutive(16, 2, &busy);
             let rec = Recorded::new(&llc);
             let a = select(&rec, &i);
