@@ -217,7 +217,7 @@ pub fn select<V: LlcView>(view: &V, i: &SisInput) -> SisAnswer {
     // without an idle core hinted, is the CPU scan below with SIS_UTIL's
     // budget alone; with one hinted, stock scans cores unbudgeted, which
     // only stock's own walk gives.
-    if i.has_idle_core && !i.flags.fold {
+    if i.has_idle_core && !policy_scans(i.flags, i.has_idle_core) {
         let stock = sis_stock::select_idle_cpu(view, i);
         return SisAnswer {
             scan: Scan {
