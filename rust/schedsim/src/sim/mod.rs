@@ -928,6 +928,20 @@ impl Sim {
         self.tasks[t].load.value()
     }
 
+    /// `task_h_load()` of a wakee, as `wake_affine_weight()` reads it:
+    /// its load as its block left it, not decayed over its sleep. Nothing
+    /// brings a sleeper's signal up to date before its enqueue or its
+    /// migration (`sync_entity_load_avg()` runs in EAS's placement only),
+    /// so a wakee that slept counts heavier in both effective loads than
+    /// its share of its previous CPU's load, which has decayed. Scaled as
+    /// the root's `h_load` scales it (no cgroups): by `L / (L + 1)`, `L`
+    /// its previous CPU's load.
+    pub fn wakee_h_load(&mut self, t: usize) -> u64 {
+        let l = u128::from(self.cpu_load(self.tasks[t].cpu));
+        let load = u128::from(self.tasks[t].load.value());
+        (load * l / (l + 1)) as u64
+    }
+
     /// `task_util()`.
     pub fn task_util(&mut self, t: usize) -> u64 {
         self.pelt_sync_task(t);

@@ -189,6 +189,7 @@ impl Sim {
                 self.tasks[t].cpu = cpu;
                 self.tasks[t].recent_used_cpu = cpu;
                 self.tasks[t].state = State::Sleeping;
+                self.attach_new(t, cpu);
                 self.push(ns, Ev::TimerWake { task: t });
             }
         }
@@ -209,6 +210,7 @@ impl Sim {
         // wake_up_new_task(): ENQUEUE_INITIAL, then WF_FORK preemption.
         self.update_curr(cpu);
         self.place_entity(cpu, t, true);
+        self.attach_new(t, cpu);
         self.enqueue(cpu, t);
         if self.rqs[cpu as usize].curr.is_none() {
             // resched_curr()'s IPI to the idle CPU, slow under TCG
@@ -331,6 +333,7 @@ impl Sim {
                     self.rec(cpu, TEv::Exit { pid: pid(t) });
                     self.rec_leaves(cpu, 'X');
                     self.block_curr(cpu, State::Blocked);
+                    self.remove_dead(t);
                     // The run ends with its last script, as the guest's
                     // trace does: idle CPUs balancing on after it would
                     // count in schedstat what the guest never ran.
@@ -441,6 +444,62 @@ mod tests {
             (c.wakee_flips, c.last_wakee, c.wakee_flip_decay_jiffies),
             (30, Some(child), 7)
         );
+    }
+
+    /// A task's load joins its runqueue's when it starts there, as
+    /// `wake_up_new_task()`'s first enqueue attaches it, and leaves it at
+    /// its exit (`task_dead_fair()`): `wake_affine_weight()` takes the
+    /// wakee's load off its previous CPU's, and a CPU's own tasks count
+    /// in the load a balancer or a waker reads.
+    #[test]
+    fn a_task_load_joins_its_cpu_at_start_and_leaves_at_exit() {
+        let script = |start, ops| Script {
+            pid: 0,
+            comm: String::new(),
+            start,
+            pin: None,
+            kthread: false,
+            sync_wakes: true,
+            wakee_flips: 0,
+            ops,
+        };
+        let scripts = Rc::new(vec![
+            script(
+                Start::At { ns: 0, cpu: 0 },
+                vec![Op::Fork(1), Op::Run(1_000_000)],
+            ),
+            script(Start::Forked { cpu: Some(1) }, vec![Op::Exit]),
+        ]);
+        let workload = Workload {
+            parts: vec![crate::workload::Part::Replay { scripts }],
+            text: "replay".into(),
+        };
+        let cfg = Config::new(
+            Topology::preset("qemu8").unwrap(),
+            workload,
+            1,
+            1_000_000_000,
+        );
+        let mut s = Sim::new(cfg);
+        let (root, child) = (s.replay.task[0], s.replay.task[1]);
+        let load = |s: &mut Sim, cpu: u32| s.cpu_load(cpu);
+        // Asleep on CPU 0 when the trace began: its load is CPU 0's.
+        assert_eq!(load(&mut s, 0), s.tasks[root].load.value());
+        assert!(load(&mut s, 0) > 0);
+        assert_eq!(load(&mut s, 1), 0);
+        s.wake(root, None, false);
+        let cpu = s.tasks[root].cpu;
+        s.script_step(cpu, root, 0);
+        assert_eq!(s.tasks[child].cpu, 1);
+        let new_load = s.tasks[child].load.value();
+        assert!(new_load > 0, "a new task starts at its weight");
+        assert_eq!(load(&mut s, 1), new_load);
+        if s.rqs[1].curr != Some(child) {
+            s.pick_next(1);
+        }
+        assert_eq!(s.rqs[1].curr, Some(child));
+        s.script_step(1, child, 1);
+        assert_eq!(load(&mut s, 1), 0, "an exited task leaves no load");
     }
 
     #[test]

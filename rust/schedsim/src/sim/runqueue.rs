@@ -370,6 +370,32 @@ impl Sim {
         (self.tasks[t].load, self.tasks[t].util) = (load, util);
     }
 
+    /// `attach_entity_load_avg()` of a task that joins its first
+    /// runqueue: a new task's first enqueue (`wake_up_new_task()`, whose
+    /// `last_update_time` of 0 makes `update_load_avg(DO_ATTACH)` attach
+    /// it), or a replayed task that already lived on `cpu` when the trace
+    /// began. Without it a waker's CPU read a load without its own tasks',
+    /// under half the waker's in a run's first 80 ms, and a migration took
+    /// off a load that had never been added.
+    pub(super) fn attach_new(&mut self, t: usize, cpu: u32) {
+        self.pelt_sync_rq(cpu);
+        let (mut load, mut util) = (self.tasks[t].load, self.tasks[t].util);
+        self.rqs[cpu as usize].load.attach(&mut load);
+        self.rqs[cpu as usize].util.attach(&mut util);
+        (self.tasks[t].load, self.tasks[t].util) = (load, util);
+    }
+
+    /// `task_dead_fair()`'s `remove_entity_load_avg()`: an exited task's
+    /// signals leave the runqueue it last ran on.
+    pub(super) fn remove_dead(&mut self, t: usize) {
+        let cpu = self.tasks[t].cpu;
+        self.pelt_sync_task(t);
+        self.pelt_sync_rq(cpu);
+        let (load, util) = (self.tasks[t].load, self.tasks[t].util);
+        self.rqs[cpu as usize].load.detach(&load);
+        self.rqs[cpu as usize].util.detach(&util);
+    }
+
     /// Buddy bookkeeping: a pair split over two LLCs, or joined again.
     pub(super) fn track_buddy(&mut self, t: usize) {
         if let Kind::Buddy { pair, partner, .. } = self.tasks[t].kind {

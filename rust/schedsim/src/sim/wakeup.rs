@@ -244,7 +244,7 @@ impl Sim {
             }
             this_eff -= cur;
         }
-        let tl = i128::from(self.task_load(t));
+        let tl = i128::from(self.wakee_h_load(t));
         this_eff += tl;
         let mut prev_eff = i128::from(self.cpu_load(prev)) - tl;
         if self.cfg.flags.wa_bias {
@@ -755,6 +755,42 @@ mod tests {
         // Neither: the previous CPU, whatever the loads.
         assert_eq!(affine("-WA_IDLE,-WA_WEIGHT", 100), prev);
         assert_eq!(affine("-WA_IDLE,-WA_WEIGHT", 1000), prev);
+    }
+
+    /// `wake_affine_weight()` reads the wakee's load as its block left
+    /// it (`task_h_load()` of a sleeper no one synced), not decayed over
+    /// its sleep. A wakee that blocked at 1000 and slept 32 periods would
+    /// read 500 brought up to date; the previous CPU, still running
+    /// another task, has decayed its share to about 1524 - 1024 = 500.
+    /// Against a waker's CPU at 300: with the stale 1000 the waker's side
+    /// is 1300 and the previous CPU's 524 (no pull); with a decayed 500 it
+    /// would be 800 against 1024 (a pull).
+    #[test]
+    fn wake_affine_weight_reads_a_sleepers_load_as_it_blocked() {
+        let (this_cpu, prev) = (0, 2);
+        let mut s = fair("x5472", 8, |c| c.flags.apply("-WA_IDLE").unwrap());
+        let w = s.rqs[this_cpu as usize].curr.unwrap();
+        let t = s.rqs[prev as usize].curr.unwrap();
+        let weight = s.tasks[t].weight;
+        s.block_curr(prev, State::Blocked);
+        let blocked_ns = s.now_ns;
+        s.tasks[t].load = Pelt::entity(blocked_ns, weight, 1000);
+        s.now_ns += 32 * crate::pelt::PERIOD_NS;
+        let now = s.now_ns;
+        s.rqs[this_cpu as usize].load = Pelt::new(now, 300);
+        s.rqs[prev as usize].load = Pelt::new(now, 1524);
+        let level = s.cfg.topology.domains[this_cpu as usize]
+            .iter()
+            .position(|d| d.span.test(prev))
+            .unwrap();
+        assert_eq!(s.wakee_h_load(t), 999, "1000 * 1524 / 1525");
+        assert_eq!(s.wake_affine(level, t, this_cpu, prev, false, w), prev);
+        // The same wakee's load brought up to date is half: then it is a
+        // pull, which is what the test tells apart.
+        let decayed = s.task_load(t);
+        assert!((490..=510).contains(&decayed), "{decayed}");
+        s.tasks[t].load = Pelt::entity(now, weight, decayed);
+        assert_eq!(s.wake_affine(level, t, this_cpu, prev, false, w), this_cpu);
     }
 
     /// CPUs visited by one policy scan woken from `cpu`, targeting `cpu`.
