@@ -115,6 +115,14 @@ pub struct Metrics {
     /// Of each of `seat_wakes`, those placed on the waker's CPU (at `[0]`
     /// every one: the previous CPU is the waker's).
     pub seat_pulled: Vec<u64>,
+    /// Of each of `seat_wakes`, those whose previous CPU ran another task
+    /// at the `W`: `wake_affine_idle()` cannot answer it, so
+    /// `wake_affine_weight()`'s loads decide. Where the waker sat across
+    /// a level, a gap here is the state the rule met.
+    pub seat_prev_busy: Vec<u64>,
+    /// Of each of `seat_prev_busy`, those placed on the waker's CPU: the
+    /// loads' answer, given that state.
+    pub seat_busy_pulled: Vec<u64>,
     /// Balancer moves per level (as `migrations.balance`), by
     /// [`Puller`] in [`Puller::ALL`]'s order.
     pub balance_by: Vec<[u64; 5]>,
@@ -301,6 +309,20 @@ impl Queued {
     }
 }
 
+/// A workload task between its `W` and its `U`.
+struct Waking {
+    /// The waking CPU.
+    cpu: u32,
+    /// A workload task woke it (task context, or its softirq).
+    by_task: bool,
+    /// The CPU a wakeup move took it from.
+    moved_from: Option<u32>,
+    /// When the `W` was.
+    at_ns: u64,
+    /// Its previous CPU ran another task at the `W`.
+    prev_busy: bool,
+}
+
 /// The workload task a `sched_waking` on a CPU running `running` came
 /// from, if one did: a task context, or a softirq on a task's way out of
 /// its syscall (loopback networking), with a workload task other than
@@ -341,6 +363,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     m.balance_by = vec![[0; 5]; m.migrations.levels.len()];
     m.seat_wakes = vec![0; m.migrations.levels.len() + 1];
     m.seat_pulled = vec![0; m.migrations.levels.len() + 1];
+    m.seat_prev_busy = vec![0; m.migrations.levels.len() + 1];
+    m.seat_busy_pulled = vec![0; m.migrations.levels.len() + 1];
     m.stretch_events = stretch_median(events);
     // What each CPU runs: before its first switch, that switch's prev; a
     // CPU that never switched ran nothing the record knows of (the model's
@@ -360,9 +384,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
         total: 0,
     };
     let mut run_start: HashMap<u32, u64> = HashMap::new();
-    // A pid between its W and its U: (waker CPU, a workload waker ran it,
-    // the CPU a wakeup move took it from, when the W was).
-    let mut waking: HashMap<u32, (u32, bool, Option<u32>, u64)> = HashMap::new();
+    // The pids between their W and their U.
+    let mut waking: HashMap<u32, Waking> = HashMap::new();
     let mut list_latencies: Vec<u64> = Vec::new();
     let mut list_busy_latencies: Vec<u64> = Vec::new();
     let mut forked: HashSet<u32> = HashSet::new();
@@ -447,10 +470,20 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 }
                 cur[cpu] = next;
             }
-            Ev::Waking { pid, ctx, .. } => {
+            Ev::Waking { pid, prev_cpu, ctx } => {
                 if workload.contains(&pid) {
                     let by_task = task_waker(ctx, cur[cpu], pid, workload).is_some();
-                    waking.insert(pid, (e.cpu, by_task, None, ts));
+                    let prev_runs = cur.get(prev_cpu as usize).copied().unwrap_or(0);
+                    waking.insert(
+                        pid,
+                        Waking {
+                            cpu: e.cpu,
+                            by_task,
+                            moved_from: None,
+                            at_ns: ts,
+                            prev_busy: prev_runs != 0 && prev_runs != pid,
+                        },
+                    );
                 }
             }
             Ev::Migrate { pid, orig, dest } => {
@@ -465,7 +498,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     continue;
                 };
                 if let Some(w) = waking.get_mut(&pid) {
-                    w.2 = Some(orig);
+                    w.moved_from = Some(orig);
                     m.migrations.wakeup[k] += 1;
                 } else if forked.remove(&pid) {
                     m.migrations.fork[k] += 1;
@@ -509,20 +542,27 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 let woken = waking.remove(&pid);
                 if cur.get(target as usize) == Some(&0) {
                     woke_idle.insert(pid, (target, ts));
-                    if let Some((wcpu, _, _, at)) = woken {
-                        if wcpu != target {
-                            list_latencies.push(ts.saturating_sub(at));
+                    if let Some(w) = &woken {
+                        if w.cpu != target {
+                            list_latencies.push(ts.saturating_sub(w.at_ns));
                         }
                     }
                 } else {
                     woke_busy.insert(pid, ts);
-                    if let Some((wcpu, _, _, at)) = woken {
-                        if !topo.share_cache(wcpu, target) {
-                            list_busy_latencies.push(ts.saturating_sub(at));
+                    if let Some(w) = &woken {
+                        if !topo.share_cache(w.cpu, target) {
+                            list_busy_latencies.push(ts.saturating_sub(w.at_ns));
                         }
                     }
                 }
-                if let Some((wcpu, by_task, moved_from, _)) = woken {
+                if let Some(Waking {
+                    cpu: wcpu,
+                    by_task,
+                    moved_from,
+                    prev_busy,
+                    ..
+                }) = woken
+                {
                     if by_task {
                         m.task_wakeups += 1;
                         m.in_waker_llc += u64::from(topo.share_cache(wcpu, target));
@@ -532,6 +572,10 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                         let seat = level_of(topo, wcpu, prev).map_or(0, |k| k + 1);
                         m.seat_wakes[seat] += 1;
                         m.seat_pulled[seat] += u64::from(wcpu == target);
+                        if prev_busy {
+                            m.seat_prev_busy[seat] += 1;
+                            m.seat_busy_pulled[seat] += u64::from(wcpu == target);
+                        }
                     }
                 }
             }
@@ -629,7 +673,7 @@ mod tests {
         let t = parse(
             "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
              0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n0 0 T 13 w\n0 0 T 14 w\n\
-             0 0 S 0 R 10\n0 2 S 0 R 14\n\
+             0 0 S 0 R 10\n0 2 S 0 R 14\n0 5 S 0 R 15\n\
              100 0 W 11 1 t\n110 1 U 11 1\n\
              200 0 W 12 5 t\n200 0 M 12 5 0\n210 0 U 12 0\n\
              300 2 W 13 2 t\n310 2 U 13 2\n",
@@ -641,6 +685,11 @@ mod tests {
         // [on prev CPU, across MC, across PKG]
         assert_eq!(m.seat_wakes, vec![1, 1, 1]);
         assert_eq!(m.seat_pulled, vec![1, 0, 1]);
+        // CPU 1 was idle at 11's W, CPU 5 ran 15 at 12's: the pull was
+        // made against a busy previous CPU. On its own CPU, 13's waker
+        // is what runs there.
+        assert_eq!(m.seat_prev_busy, vec![1, 0, 1]);
+        assert_eq!(m.seat_busy_pulled, vec![1, 0, 1]);
     }
 
     /// Who made each balancer move: CPU 0's newidle pull (it logs the

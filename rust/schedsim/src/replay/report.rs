@@ -215,6 +215,12 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             (seat(g, 0).0, g.task_wakeups),
             (seat(m, 0).0, m.task_wakeups),
         ));
+        let busy = |x: &Metrics, i: usize| {
+            (
+                x.seat_prev_busy.get(i).copied().unwrap_or(0),
+                x.seat_busy_pulled.get(i).copied().unwrap_or(0),
+            )
+        };
         for (k, name) in levels.iter().enumerate() {
             let ((gn, gp), (mn, mp)) = (seat(g, k + 1), seat(m, k + 1));
             if gn > 0 || mn > 0 {
@@ -223,6 +229,22 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     (gp, gn),
                     (mp, mn),
                 ));
+                // The same parted once more: how often the previous CPU
+                // ran another task (WA_IDLE cannot answer), and the pulls
+                // given that (WA_WEIGHT's loads decide).
+                let ((gb, gbp), (mb, mbp)) = (busy(g, k + 1), busy(m, k + 1));
+                out.push(share_row(
+                    &format!("waker across {name}, prev busy"),
+                    (gb, gn),
+                    (mb, mn),
+                ));
+                if gb > 0 || mb > 0 {
+                    out.push(share_row(
+                        &format!("waker across {name}, prev busy, pulled"),
+                        (gbp, gb),
+                        (mbp, mb),
+                    ));
+                }
             }
         }
     }
