@@ -12,7 +12,11 @@ the "slb-trace 1" format `schedsim replay` reads: a header of "#" lines
 names, the module's counters over the run, the events lost, the run's
 wall time), then the guest's event lines as scripts/guest/trace.awk wrote
 them (sent gzipped in base64, "SLB-TRACE-GZ " lines, or plain,
-"SLB-TRACE " lines). When a CPU's buffer filled (the guest keeps a run's
+"SLB-TRACE " lines). A kernel message the console printed into the
+middle of a base64 line (the guest's shell and printk share the serial
+port) is cut out again: the line's start is the run of base64 before it,
+its rest the bare base64 line after it, and every line but the last has
+the width of the trace's first. When a CPU's buffer filled (the guest keeps a run's
 start), the trace is cut where the first such CPU's record ends, and
 duration_ns is that window, the run's wall time run_ns. Prints one line
 per file written; exits 1 when the log holds no traced run, or a run's
@@ -34,6 +38,23 @@ META = re.compile(r"^SLB-TRACE-META (\S+) ?(.*)$")
 DROPPED = re.compile(r"^SLB-TRACE-META dropped (\d+) (\d+)$")
 EVENT = "SLB-TRACE "
 GZ = "SLB-TRACE-GZ "
+B64 = re.compile(r"^[A-Za-z0-9+/=]+$")
+B64_RUN = re.compile(r"^[A-Za-z0-9+/=]*")
+
+
+def mend(trace, rest):
+    """Closes a base64 line a console message broke: its start is
+    trace["broken"] (the base64 run before the message, perhaps with the
+    message's first letters), `rest` the bare line the console went on
+    with ("" when the message came at the line's end). Returns an error,
+    or None."""
+    head = trace.pop("broken")
+    width = trace["width"]
+    keep = width - len(rest)
+    if width == 0 or keep < 0 or keep > len(head):
+        return f"a console message broke line {len(trace['gz']) + 1} of its base64 where it cannot be mended"
+    trace["gz"].append(head[:keep] + rest)
+    return None
 
 
 def seconds_to_ns(text):
@@ -97,10 +118,17 @@ def main(argv):
                 continue
             m = TBEGIN.match(line)
             if m:
-                trace = {"key": m.groups(), "meta": {}, "events": [], "gz": [], "dropped": {}}
+                trace = {"key": m.groups(), "meta": {}, "events": [], "gz": [], "dropped": {}, "width": 0}
                 continue
             if trace is None:
                 continue
+            if "broken" in trace:
+                rest = line.strip() if B64.match(line.strip()) else ""
+                err = mend(trace, rest)
+                if err:
+                    sys.exit(f"{log}: the trace of {' '.join(trace['key'])} does not decode: {err}")
+                if rest:
+                    continue
             m = TEND.match(line)
             if m:
                 if m.groups() != trace["key"]:
@@ -122,7 +150,12 @@ def main(argv):
                 trace["meta"][m.group(1)] = m.group(2).strip()
                 continue
             if line.startswith(GZ):
-                trace["gz"].append(line[len(GZ):].strip())
+                payload = line[len(GZ):].strip()
+                if B64.match(payload) and len(payload) <= (trace["width"] or len(payload)):
+                    trace["width"] = trace["width"] or len(payload)
+                    trace["gz"].append(payload)
+                else:
+                    trace["broken"] = B64_RUN.match(payload).group(0)
             elif line.startswith(EVENT):
                 trace["events"].append(line[len(EVENT):])
     if trace is not None:

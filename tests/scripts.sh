@@ -1023,6 +1023,27 @@ expect_pass "replay_extract: the cut run's window" "^same$" bash -c "grep -A3 '^
 	diff - <(printf '%s\n' '# lost 0' '# dropped 40' '# run_ns 2000000000' '# duration_ns 1000') && echo same"
 expect_pass "replay_extract: the cut run's events" "^same$" bash -c "grep -v '^#' '$tmp/replay4/hb_steal.off.r1.trace' |
 	diff - <(printf '%s\n' '1000 0 T 5 hackbench' '1000 0 S 0 R 5' '1500 1 S 0 R 6' '2000 1 S 6 S 0') && echo same"
+# A kernel message the console printed into a base64 line (seen on
+# llc16: "clocksource: Long readout interval, ..." 15 characters into
+# one): the line's start, the message, a newline, then the line's rest
+# alone. The extract is the same run, event for event; so is one where
+# the message came at a line's end.
+awk 'done == 0 && /^SLB-TRACE-GZ / && NR > 9 { print substr($0, 1, 20) "clocksource: Long readout interval"; print substr($0, 21); done = 1; next } { print }' \
+	"$tmp/replay.gz.log" > "$tmp/replay.mid.log"
+awk 'done == 0 && /^SLB-TRACE-GZ / && NR > 9 { print $0 "clocksource: Long readout interval"; done = 1; next } { print }' \
+	"$tmp/replay.gz.log" > "$tmp/replay.end.log"
+for at in mid end; do
+	expect_pass "replay_extract: a console message inside a base64 line ($at)" "hb_steal.off.r1.trace: 4 events" \
+		python3 "$root/scripts/replay_extract.py" "$tmp/replay.$at.log" "$rconf" numa2 8 "$tmp/replay-$at"
+	expect_pass "replay_extract: the mended run is the run ($at)" "^same$" bash -c \
+		"diff '$tmp/replay4/hb_steal.off.r1.trace' '$tmp/replay-$at/hb_steal.off.r1.trace' && echo same"
+done
+# A message that broke a line whose rest is longer than a whole line:
+# no way to mend it, and it says so.
+awk 'done == 0 && /^SLB-TRACE-GZ / && NR > 9 { print substr($0, 1, 20) "clocksource: Long"; print "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"; done = 1; next } { print }' \
+	"$tmp/replay.gz.log" > "$tmp/replay.unmendable.log"
+expect_fail "replay_extract: a broken line it cannot mend" "where it cannot be mended" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.unmendable.log" "$rconf" numa2 8 "$tmp/replay6"
 sed 's/^SLB-TRACE-GZ .*/SLB-TRACE-GZ !!notbase64/' "$tmp/replay.gz.log" > "$tmp/replay.bad.log"
 expect_fail "replay_extract: a payload that does not decode" "does not decode" \
 	python3 "$root/scripts/replay_extract.py" "$tmp/replay.bad.log" "$rconf" numa2 8 "$tmp/replay5"
