@@ -584,11 +584,12 @@ fn hackbench_follows_the_guest_across_groups_and_guests() {
 /// 3 seeds, every hackbench experiment of the guest run, which the test
 /// data holds, TCG's turns) with the least misfit ([`hackbench_misfit`]);
 /// each of its five constants halved or doubled, the others kept, fits
-/// worse but one (the fit 0.597, nine of its ten neighbours 0.624 to 0.869). The
-/// queue, least pinned, reads 0.593 at 22 and 0.624 at 88: the search
-/// ended at 44 on the model before a moved task stopped being cache hot
-/// (0.575 there, 0.590 at 22). Without the wakeup and switch costs (the
-/// per-message model's shape) it is 1.18.
+/// worse but one (the fit 0.604 since wake_affine_weight() reads a
+/// sleeper's load as it blocked; 0.597 before, nine of its ten neighbours
+/// 0.624 to 0.869). The queue, least pinned, reads 0.598 at 22 (0.593
+/// before): the search ended at 44 on the model before a moved task
+/// stopped being cache hot (0.575 there, 0.590 at 22). Without the wakeup
+/// and switch costs (the per-message model's shape) it is 1.18.
 #[test]
 fn the_hackbench_fit_beats_each_constant_halved_or_doubled_but_the_queue() {
     let guest = parse_guest(&guest_json()).unwrap();
@@ -621,12 +622,15 @@ fn the_hackbench_fit_beats_each_constant_halved_or_doubled_but_the_queue() {
         ("switch /2", tc(|c| c.ctx_switch_host_ns /= 2)),
     ] {
         let n = misfit(m, c);
-        // The queue is the least pinned constant: halved, it reads 0.6%
+        // The queue is the least pinned constant: halved, it reads 1.0%
         // better on today's model, which moved the valley's floor (a moved
-        // task not cache hot until it runs, and going idle bringing the next
-        // balance forward); at 22 the model loses two of the seven
-        // directions, so the fit stays (schedsim.rst, "The fit's valley").
-        let slack = if name == "queue /2" { 0.99 } else { 1.0 };
+        // task not cache hot until it runs, going idle bringing the next
+        // balance forward, 0.6%; a sleeper's load read as it blocked,
+        // 1.0%); at 22 the model's effects are worse (size 11 of 12,
+        // effects inside 311 against 316, A/A 58 against 61), so the fit
+        // stays (schedsim.rst, "The fit's valley"). Any other neighbour,
+        // or the queue 1.5% better, fails.
+        let slack = if name == "queue /2" { 0.985 } else { 1.0 };
         assert!(
             n > best * slack,
             "{name} ({m:?}, {c:?}): {n:.3}, the fit {best:.3}"
