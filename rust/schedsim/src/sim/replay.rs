@@ -392,12 +392,10 @@ mod tests {
         s
     }
 
-    /// A root script starts with the flips the trace's shell had; a fork
-    /// copies its parent's `record_wakee()` state (`dup_task_struct()`),
-    /// as it stands at the fork, not as the script began.
-    #[test]
-    fn a_forked_task_inherits_its_parents_wakee_flips() {
-        let script = |start, wakee_flips, ops| Script {
+    /// A script of `ops` that starts as `start`, with the shell's
+    /// `wakee_flips`.
+    fn script(start: Start, wakee_flips: u32, ops: Vec<Op>) -> Script {
+        Script {
             pid: 0,
             comm: String::new(),
             start,
@@ -406,14 +404,19 @@ mod tests {
             sync_wakes: true,
             wakee_flips,
             ops,
-        };
+        }
+    }
+
+    /// A root script on CPU 0 that forks script 1 onto CPU 1, then runs
+    /// 1 ms; the root starts with `flips`, the child does `child_ops`.
+    fn fork_onto_cpu1(flips: u32, child_ops: Vec<Op>) -> Sim {
         let scripts = Rc::new(vec![
             script(
                 Start::At { ns: 0, cpu: 0 },
-                12,
+                flips,
                 vec![Op::Fork(1), Op::Run(1_000_000)],
             ),
-            script(Start::Forked { cpu: Some(1) }, 0, vec![Op::Block]),
+            script(Start::Forked { cpu: Some(1) }, 0, child_ops),
         ]);
         let workload = Workload {
             parts: vec![crate::workload::Part::Replay { scripts }],
@@ -425,7 +428,15 @@ mod tests {
             1,
             1_000_000_000,
         );
-        let mut s = Sim::new(cfg);
+        Sim::new(cfg)
+    }
+
+    /// A root script starts with the flips the trace's shell had; a fork
+    /// copies its parent's `record_wakee()` state (`dup_task_struct()`),
+    /// as it stands at the fork, not as the script began.
+    #[test]
+    fn a_forked_task_inherits_its_parents_wakee_flips() {
+        let mut s = fork_onto_cpu1(12, vec![Op::Block]);
         let (root, child) = (s.replay.task[0], s.replay.task[1]);
         assert_eq!(
             (s.tasks[root].wakee_flips, s.tasks[child].wakee_flips),
@@ -453,34 +464,7 @@ mod tests {
     /// in the load a balancer or a waker reads.
     #[test]
     fn a_task_load_joins_its_cpu_at_start_and_leaves_at_exit() {
-        let script = |start, ops| Script {
-            pid: 0,
-            comm: String::new(),
-            start,
-            pin: None,
-            kthread: false,
-            sync_wakes: true,
-            wakee_flips: 0,
-            ops,
-        };
-        let scripts = Rc::new(vec![
-            script(
-                Start::At { ns: 0, cpu: 0 },
-                vec![Op::Fork(1), Op::Run(1_000_000)],
-            ),
-            script(Start::Forked { cpu: Some(1) }, vec![Op::Exit]),
-        ]);
-        let workload = Workload {
-            parts: vec![crate::workload::Part::Replay { scripts }],
-            text: "replay".into(),
-        };
-        let cfg = Config::new(
-            Topology::preset("qemu8").unwrap(),
-            workload,
-            1,
-            1_000_000_000,
-        );
-        let mut s = Sim::new(cfg);
+        let mut s = fork_onto_cpu1(0, vec![Op::Exit]);
         let (root, child) = (s.replay.task[0], s.replay.task[1]);
         let load = |s: &mut Sim, cpu: u32| s.cpu_load(cpu);
         // Asleep on CPU 0 when the trace began: its load is CPU 0's.
