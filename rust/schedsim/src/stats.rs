@@ -23,6 +23,9 @@ pub struct Stats {
     pub replay_wakes_running: u64,
     /// ... with the wakee asleep on a timer (or exited).
     pub replay_wakes_other: u64,
+    /// Replay: the run got stuck, every script left waiting for a wake no
+    /// script would give (`Sim::replay_stuck_ns()`): when, ns.
+    pub replay_stuck_ns: Option<u64>,
     /// Task migrations of every kind.
     pub migrations: u64,
     /// Migrations at wakeup (placement on another CPU).

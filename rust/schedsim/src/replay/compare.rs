@@ -118,6 +118,9 @@ pub struct Replayed {
     /// The model's wakes that found their wakee not yet blocked, where
     /// the guest's wakee had (`Stats::replay_wakes_*`).
     pub model_early_wakes: EarlyWakes,
+    /// When the model's run got stuck, every script waiting for a wake
+    /// none would give (`Stats::replay_stuck_ns`), ns.
+    pub model_stuck_ns: Option<u64>,
     /// The control: the model's own run replayed into the model, measured
     /// as `model` is (its "guest" is `model`).
     pub control: Metrics,
@@ -127,6 +130,8 @@ pub struct Replayed {
     pub newidle_control: (u64, u64),
     /// The control's wakes that found their wakee not yet blocked.
     pub control_early_wakes: EarlyWakes,
+    /// When the control got stuck, as `model_stuck_ns`.
+    pub control_stuck_ns: Option<u64>,
     /// The model's run as events (`schedsim replay --model-trace`).
     #[serde(skip)]
     pub model_events: Vec<super::trace::Event>,
@@ -267,6 +272,7 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
             running: s.replay_wakes_running,
             other: s.replay_wakes_other,
         },
+        stuck_ns: s.replay_stuck_ns,
     }
 }
 
@@ -284,6 +290,8 @@ struct ModelRun {
     newidle: (u64, u64),
     /// `Replayed::model_early_wakes`.
     early_wakes: EarlyWakes,
+    /// `Replayed::model_stuck_ns`.
+    stuck_ns: Option<u64>,
 }
 
 /// How to run a replay.
@@ -408,6 +416,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         steal: steal_model,
         newidle: newidle_model,
         early_wakes: model_early_wakes,
+        stuck_ns: model_stuck_ns,
     } = run_model(cfg, &topo, &scripts);
     // The control: the same model on its own record, as the guest's was
     // read (the pids are the scripts' indices + 1).
@@ -473,10 +482,12 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         newidle_guest: (ctr("newidle_stop_calls"), ctr("newidle_stop_stopped")),
         newidle_model,
         model_early_wakes,
+        model_stuck_ns,
         control: control.metrics,
         steal_control: control.steal,
         newidle_control: control.newidle,
         control_early_wakes: control.early_wakes,
+        control_stuck_ns: control.stuck_ns,
         model_events,
     })
 }
@@ -576,6 +587,7 @@ mod tests {
         // wakee), so nothing is lost and the control is the run again.
         assert_eq!(r.model_early_wakes, EarlyWakes::default());
         assert_eq!(r.control_early_wakes, EarlyWakes::default());
+        assert_eq!((r.model_stuck_ns, r.control_stuck_ns), (None, None));
         assert_eq!(r.control.wakeups, r.model.wakeups);
         assert_eq!(r.control.migrations, r.model.migrations);
         let ratio = r.control.task_cpu_ns as f64 / r.model.task_cpu_ns as f64;

@@ -487,6 +487,15 @@ pub fn table(all: &[Replayed]) -> String {
                 );
             }
         }
+        for (who, stuck) in [("model", r.model_stuck_ns), ("control", r.control_stuck_ns)] {
+            if let Some(ns) = stuck {
+                let _ = writeln!(
+                    s,
+                    "   {who}: stuck at {} ms, every script left blocked and one with work after its block (a wake went to another block); the run ends there",
+                    ns / 1_000_000
+                );
+            }
+        }
         let _ = writeln!(
             s,
             "   {:<W$} {:>10} {:>10} {:>7} {:>7}  within 20%",
@@ -731,10 +740,12 @@ mod tests {
             newidle_guest: (0, 0),
             newidle_model: (0, 0),
             model_early_wakes: EarlyWakes::default(),
+            model_stuck_ns: None,
             control: Metrics::default(),
             steal_control: (0, 0),
             newidle_control: (0, 0),
             control_early_wakes: EarlyWakes::default(),
+            control_stuck_ns: None,
             model_events: Vec::new(),
         };
         r.guest.wakeups = 1000;

@@ -1201,6 +1201,9 @@ impl Sim {
         if progress {
             crate::report::progress_done();
         }
+        if self.ended_ns.is_none() {
+            self.stats.replay_stuck_ns = self.replay_stuck_ns();
+        }
         self.now_ns = self.ended_ns.unwrap_or(end);
         for c in 0..self.cfg.topology.nr_cpus {
             self.account(c);

@@ -35,6 +35,8 @@ pub(super) struct Replay {
     waiting: Vec<bool>,
     /// Ran its `Exit` (or ran out of ops).
     exited: Vec<bool>,
+    /// When a script last blocked in a `Block`, ns.
+    last_block_ns: u64,
 }
 
 /// The run's events (only with `cfg.record_events`).
@@ -196,6 +198,27 @@ impl Sim {
         self.replay.scripts = scripts;
     }
 
+    /// When a replay that did not end got stuck: every script that has
+    /// not exited waits in a `Block` for a wake no script is left to give,
+    /// and one of them has ops after it. Replay keeps a wake that finds its
+    /// wakee not yet blocked as a token for its next block (replay's
+    /// one-way loss, `schedsim.rst`); when that token went to another
+    /// block than the recorded one, two scripts can end up each waiting
+    /// for the other. A trace that ends with its tasks blocked leaves them
+    /// waiting with nothing after: that is its end, not this. The time is
+    /// the last block's, where the run's events stop.
+    pub(super) fn replay_stuck_ns(&self) -> Option<u64> {
+        let r = &self.replay;
+        let mut work_left = false;
+        for i in (0..r.exited.len()).filter(|&i| !r.exited[i]) {
+            if !r.waiting[i] {
+                return None;
+            }
+            work_left |= r.pc[i] < r.scripts[i].ops.len();
+        }
+        work_left.then_some(r.last_block_ns)
+    }
+
     /// `wake_up_new_task()`: places forked task `t` as the workloads' first
     /// tasks are placed, and lets it preempt.
     pub(super) fn fork_place(&mut self, t: usize) {
@@ -252,6 +275,7 @@ impl Sim {
                         continue;
                     }
                     self.replay.waiting[id] = true;
+                    self.replay.last_block_ns = self.now_ns;
                     self.block_curr(cpu, State::Blocked);
                     return;
                 }
@@ -410,14 +434,19 @@ mod tests {
     /// A root script on CPU 0 that forks script 1 onto CPU 1, then runs
     /// 1 ms; the root starts with `flips`, the child does `child_ops`.
     fn fork_onto_cpu1(flips: u32, child_ops: Vec<Op>) -> Sim {
-        let scripts = Rc::new(vec![
+        sim_of(vec![
             script(
                 Start::At { ns: 0, cpu: 0 },
                 flips,
                 vec![Op::Fork(1), Op::Run(1_000_000)],
             ),
             script(Start::Forked { cpu: Some(1) }, 0, child_ops),
-        ]);
+        ])
+    }
+
+    /// `scripts` replayed on qemu8, for 1 s at most.
+    fn sim_of(scripts: Vec<Script>) -> Sim {
+        let scripts = Rc::new(scripts);
         let workload = Workload {
             parts: vec![crate::workload::Part::Replay { scripts }],
             text: "replay".into(),
@@ -484,6 +513,38 @@ mod tests {
         assert_eq!(s.rqs[1].curr, Some(child));
         s.script_step(1, child, 1);
         assert_eq!(load(&mut s, 1), 0, "an exited task leaves no load");
+    }
+
+    /// Two scripts that each wait for the other's wake before giving
+    /// their own: the run gets stuck when the second blocks, just after it
+    /// starts at 2 ms, and says so. A pair whose first wake comes before
+    /// any block runs to its end; one whose scripts end in a block (a
+    /// trace that stops with its tasks asleep) ends there, not stuck.
+    #[test]
+    fn a_replay_where_every_script_waits_says_when_it_got_stuck() {
+        let at = |ns| Start::At { ns, cpu: 0 };
+        let stuck = sim_of(vec![
+            script(at(1_000_000), 0, vec![Op::Block, Op::Wake(1), Op::Exit]),
+            script(at(2_000_000), 0, vec![Op::Block, Op::Wake(0), Op::Exit]),
+        ])
+        .run();
+        assert!(!stuck.ended);
+        let ns = stuck.stats.replay_stuck_ns.unwrap();
+        assert!((2_000_000..2_100_000).contains(&ns), "{ns}");
+        let fine = sim_of(vec![
+            script(at(1_000_000), 0, vec![Op::Block, Op::Wake(1), Op::Exit]),
+            script(at(2_000_000), 0, vec![Op::Wake(0), Op::Block, Op::Exit]),
+        ])
+        .run();
+        assert!(fine.ended);
+        assert_eq!(fine.stats.replay_stuck_ns, None);
+        let asleep = sim_of(vec![
+            script(at(1_000_000), 0, vec![Op::Wake(1), Op::Block]),
+            script(at(2_000_000), 0, vec![Op::Block]),
+        ])
+        .run();
+        assert!(!asleep.ended);
+        assert_eq!(asleep.stats.replay_stuck_ns, None);
     }
 
     #[test]
