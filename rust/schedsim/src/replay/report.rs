@@ -203,11 +203,16 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
         }
         // The state those wakeups were decided on, then the decision
         // given it: a gap in the first with none in the second is where
-        // the tasks sat, not the rule.
+        // the tasks sat, not the rule. `seat(x, i)`, the waker sat `i`
+        // (`Metrics::seat_wakes`): the wakes, those pulled, those with the
+        // previous CPU busy, and those of them pulled.
         let seat = |x: &Metrics, i: usize| {
+            let at = |v: &[u64]| v.get(i).copied().unwrap_or(0);
             (
-                x.seat_wakes.get(i).copied().unwrap_or(0),
-                x.seat_pulled.get(i).copied().unwrap_or(0),
+                at(&x.seat_wakes),
+                at(&x.seat_pulled),
+                at(&x.seat_prev_busy),
+                at(&x.seat_busy_pulled),
             )
         };
         out.push(share_row(
@@ -215,14 +220,8 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             (seat(g, 0).0, g.task_wakeups),
             (seat(m, 0).0, m.task_wakeups),
         ));
-        let busy = |x: &Metrics, i: usize| {
-            (
-                x.seat_prev_busy.get(i).copied().unwrap_or(0),
-                x.seat_busy_pulled.get(i).copied().unwrap_or(0),
-            )
-        };
         for (k, name) in levels.iter().enumerate() {
-            let ((gn, gp), (mn, mp)) = (seat(g, k + 1), seat(m, k + 1));
+            let ((gn, gp, gb, gbp), (mn, mp, mb, mbp)) = (seat(g, k + 1), seat(m, k + 1));
             if gn > 0 || mn > 0 {
                 out.push(share_row(
                     &format!("waker across {name}, pulled to it"),
@@ -232,7 +231,6 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                 // The same parted once more: how often the previous CPU
                 // ran another task (WA_IDLE cannot answer), and the pulls
                 // given that (WA_WEIGHT's loads decide).
-                let ((gb, gbp), (mb, mbp)) = (busy(g, k + 1), busy(m, k + 1));
                 out.push(share_row(
                     &format!("waker across {name}, prev busy"),
                     (gb, gn),

@@ -191,7 +191,7 @@ impl Sim {
                 self.tasks[t].cpu = cpu;
                 self.tasks[t].recent_used_cpu = cpu;
                 self.tasks[t].state = State::Sleeping;
-                self.attach_new(t, cpu);
+                self.attach_signals(t, cpu);
                 self.push(ns, Ev::TimerWake { task: t });
             }
         }
@@ -233,7 +233,7 @@ impl Sim {
         // wake_up_new_task(): ENQUEUE_INITIAL, then WF_FORK preemption.
         self.update_curr(cpu);
         self.place_entity(cpu, t, true);
-        self.attach_new(t, cpu);
+        self.attach_signals(t, cpu);
         self.enqueue(cpu, t);
         if self.rqs[cpu as usize].curr.is_none() {
             // resched_curr()'s IPI to the idle CPU, slow under TCG
@@ -357,7 +357,8 @@ impl Sim {
                     self.rec(cpu, TEv::Exit { pid: pid(t) });
                     self.rec_leaves(cpu, 'X');
                     self.block_curr(cpu, State::Blocked);
-                    self.remove_dead(t);
+                    // task_dead_fair(): its signals leave its last CPU's.
+                    self.detach_signals(t, cpu);
                     // The run ends with its last script, as the guest's
                     // trace does: idle CPUs balancing on after it would
                     // count in schedstat what the guest never ran.
@@ -495,24 +496,23 @@ mod tests {
     fn a_task_load_joins_its_cpu_at_start_and_leaves_at_exit() {
         let mut s = fork_onto_cpu1(0, vec![Op::Exit]);
         let (root, child) = (s.replay.task[0], s.replay.task[1]);
-        let load = |s: &mut Sim, cpu: u32| s.cpu_load(cpu);
         // Asleep on CPU 0 when the trace began: its load is CPU 0's.
-        assert_eq!(load(&mut s, 0), s.tasks[root].load.value());
-        assert!(load(&mut s, 0) > 0);
-        assert_eq!(load(&mut s, 1), 0);
+        assert_eq!(s.cpu_load(0), s.tasks[root].load.value());
+        assert!(s.cpu_load(0) > 0);
+        assert_eq!(s.cpu_load(1), 0);
         s.wake(root, None, false);
         let cpu = s.tasks[root].cpu;
         s.script_step(cpu, root, 0);
         assert_eq!(s.tasks[child].cpu, 1);
         let new_load = s.tasks[child].load.value();
         assert!(new_load > 0, "a new task starts at its weight");
-        assert_eq!(load(&mut s, 1), new_load);
+        assert_eq!(s.cpu_load(1), new_load);
         if s.rqs[1].curr != Some(child) {
             s.pick_next(1);
         }
         assert_eq!(s.rqs[1].curr, Some(child));
         s.script_step(1, child, 1);
-        assert_eq!(load(&mut s, 1), 0, "an exited task leaves no load");
+        assert_eq!(s.cpu_load(1), 0, "an exited task leaves no load");
     }
 
     /// Two scripts that each wait for the other's wake before giving

@@ -359,25 +359,20 @@ impl Sim {
         if src == dst {
             return;
         }
-        self.pelt_sync_task(t);
-        self.pelt_sync_rq(src);
-        self.pelt_sync_rq(dst);
-        let (mut load, mut util) = (self.tasks[t].load, self.tasks[t].util);
-        self.rqs[src as usize].load.detach(&load);
-        self.rqs[src as usize].util.detach(&util);
-        self.rqs[dst as usize].load.attach(&mut load);
-        self.rqs[dst as usize].util.attach(&mut util);
-        (self.tasks[t].load, self.tasks[t].util) = (load, util);
+        self.detach_signals(t, src);
+        self.attach_signals(t, dst);
     }
 
-    /// `attach_entity_load_avg()` of a task that joins its first
-    /// runqueue: a new task's first enqueue (`wake_up_new_task()`, whose
-    /// `last_update_time` of 0 makes `update_load_avg(DO_ATTACH)` attach
-    /// it), or a replayed task that already lived on `cpu` when the trace
-    /// began. Without it a waker's CPU read a load without its own tasks',
-    /// under half the waker's in a run's first 80 ms, and a migration took
-    /// off a load that had never been added.
-    pub(super) fn attach_new(&mut self, t: usize, cpu: u32) {
+    /// `attach_entity_load_avg()`: task `t`'s load and utilisation join
+    /// `cpu`'s, on its clock. A migration's second half; also a new task's
+    /// first enqueue (`wake_up_new_task()`, whose `last_update_time` of 0
+    /// makes `update_load_avg(DO_ATTACH)` attach it) and a replayed task
+    /// that already lived on `cpu` when the trace began. Without those two
+    /// a waker's CPU read a load without its own tasks', under half the
+    /// waker's in a run's first 80 ms, and a migration took off a load
+    /// that had never been added. The task is not brought up to now: a
+    /// new one's signal has no past to decay.
+    pub(super) fn attach_signals(&mut self, t: usize, cpu: u32) {
         self.pelt_sync_rq(cpu);
         let (mut load, mut util) = (self.tasks[t].load, self.tasks[t].util);
         self.rqs[cpu as usize].load.attach(&mut load);
@@ -385,10 +380,10 @@ impl Sim {
         (self.tasks[t].load, self.tasks[t].util) = (load, util);
     }
 
-    /// `task_dead_fair()`'s `remove_entity_load_avg()`: an exited task's
-    /// signals leave the runqueue it last ran on.
-    pub(super) fn remove_dead(&mut self, t: usize) {
-        let cpu = self.tasks[t].cpu;
+    /// `detach_entity_load_avg()`: task `t`'s signals, brought up to now,
+    /// leave `cpu`'s. A migration's first half; also an exited task's
+    /// (`task_dead_fair()`'s `remove_entity_load_avg()`).
+    pub(super) fn detach_signals(&mut self, t: usize, cpu: u32) {
         self.pelt_sync_task(t);
         self.pelt_sync_rq(cpu);
         let (load, util) = (self.tasks[t].load, self.tasks[t].util);
