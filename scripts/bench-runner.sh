@@ -115,11 +115,21 @@ bench_trace_begin() {
 	done
 	echo 1 > $tracefs/tracing_on
 }
-# bench_trace_end ID STATE REP CMD FLIPS
-bench_trace_end() {
-	local e w lost
+# bench_trace_stop: the run's events end here. Called at once after the
+# run, before its counters are read: the dump (bench_trace_dump) keeps
+# the guest busy for seconds, and counters read after it counted those
+# seconds too (a traced reqresp run on numa2 read 5 times the bench's
+# balance_interval/calls).
+bench_trace_stop() {
+	local e
 	echo 0 > $tracefs/tracing_on
 	for e in $trace_events; do echo 0 > $tracefs/events/sched/$e/enable; done
+}
+# bench_trace_dump ID STATE REP CMD FLIPS: the stopped trace on stdout,
+# after the run's counters (scripts/replay_extract.py reads that order as
+# counters of the run alone).
+bench_trace_dump() {
+	local w lost
 	lost=$(awk '/^overrun:/ { n += $2 } END { print n + 0 }' $tracefs/per_cpu/cpu*/stats)
 	echo "SLB-TRACE-BEGIN $1 $2 $3"
 	# The workload's processes are the programs its command runs.
@@ -190,10 +200,11 @@ bench_run() {
 				eval "$cmd" < /dev/null > "$bench_tmp/bench.out" 2>&1
 				rc=$?
 				t1=$(cut -d' ' -f1 /proc/uptime)
-				bench_traced && bench_trace_end "$id" "$state" "$r" "$cmd" "$flips"
+				bench_traced && bench_trace_stop
 				out=$(tr '\n' ' ' < "$bench_tmp/bench.out")
 				cat /proc/schedstat
 				bench_counters
+				bench_traced && bench_trace_dump "$id" "$state" "$r" "$cmd" "$flips"
 				echo "SLB-BENCH-END $id $state $r t0=$t0 t1=$t1 rc=$rc out=$out"
 				bench_runs=$((bench_runs + 1))
 			done

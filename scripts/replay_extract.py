@@ -9,10 +9,10 @@ KIND FLAG COMMAND..." a line). For every traced run (scripts/bench-runner.sh
 with a "trace" file in its bench dir) writes OUT_DIR/ID.STATE.rREP.trace in
 the "slb-trace 1" format `schedsim replay` reads: a header of "#" lines
 (topology, experiment, the features the run had, the workload's process
-names, the module's counters over the run, the events lost, the run's
-wall time), then the guest's event lines as scripts/guest/trace.awk wrote
-them (sent gzipped in base64, "SLB-TRACE-GZ " lines, or plain,
-"SLB-TRACE " lines). A kernel message the console printed into the
+names, the module's counters over the run and whether they took in the
+trace's dump, the events lost, the run's wall time), then the guest's
+event lines as scripts/guest/trace.awk wrote them (sent gzipped in
+base64, "SLB-TRACE-GZ " lines, or plain, "SLB-TRACE " lines). A kernel message the console printed into the
 middle of a base64 line (the guest's shell and printk share the serial
 port) is cut out again: the line's start is the run of base64 before it,
 its rest the bare base64 line after it, and every line but the last has
@@ -81,10 +81,13 @@ def main(argv):
         sys.exit(f"replay_extract.py: CPUS '{cpus}' is not a number")
     plan = read_conf(conf)
     os.makedirs(out, exist_ok=True)
-    # A run is BEGIN, its counters, schedstat, the trace (between
-    # SLB-TRACE-BEGIN and -END), schedstat, its counters again, END: the
-    # first block of counters is before the run, the last after it, and
-    # the file is written at END, when both and the wall time are known.
+    # A run is BEGIN, its counters, schedstat, schedstat again, its
+    # counters again, the trace (between SLB-TRACE-BEGIN and -END), END:
+    # the first block of counters is before the run, the last after it,
+    # and the file is written at END, when both and the wall time are
+    # known. Before 2026-12-07 the trace came before the second block,
+    # whose counters then took in the dump's seconds too: the header's
+    # "counters" line says which.
     run = None
     blocks = []
     last_was_ctr = False
@@ -118,7 +121,10 @@ def main(argv):
                 continue
             m = TBEGIN.match(line)
             if m:
-                trace = {"key": m.groups(), "meta": {}, "events": [], "gz": [], "dropped": {}, "width": 0}
+                trace = {"key": m.groups(), "meta": {}, "events": [], "gz": [], "dropped": {}, "width": 0,
+                         # Both blocks of counters before the dump: they
+                         # cover the run alone, not the dump's seconds.
+                         "counters": "run" if len(blocks) > 1 else "run+dump"}
                 continue
             if trace is None:
                 continue
@@ -205,6 +211,8 @@ def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
         for name in sorted(after):
             if name in before:
                 f.write(f"# ctr {name} {after[name] - before[name]}\n")
+        if after:
+            f.write(f"# counters {trace['counters']}\n")
         f.write(f"# lost {trace['meta'].get('lost', '?')}\n")
         if "wakee_flips" in trace["meta"]:
             f.write(f"# wakee_flips {trace['meta']['wakee_flips']}\n")

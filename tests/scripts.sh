@@ -994,12 +994,23 @@ expect_pass "replay_extract: the header and events" "^same$" bash -c "diff - '$t
 # comm hackbench
 # ctr differs_STEAL 7
 # ctr steal_stolen 40
+# counters run+dump
 # lost 0
 # wakee_flips 12
 # duration_ns 2250000000
 1000 0 T 5 hackbench
 1000 0 S 0 R 5
 END"
+# The order bench-runner.sh writes since 2026-12-07: both blocks of
+# counters before the trace, so they are the run's alone, and the
+# header says so; the deltas are the same.
+awk '/^SLB-TRACE-BEGIN/ { t = 1 } t && /^SLB-TRACE/ { held = held $0 "\n"; next }
+	/^SLB-BENCH-END/ { printf "%s", held } { print }' "$rlog" > "$tmp/replay.run.log"
+expect_pass "replay_extract: counters read before the dump" "hb_steal.on.r1.trace: 2 events" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.run.log" "$rconf" numa2 8 "$tmp/replay-run"
+expect_pass "replay_extract: ... are the run's alone" "^same$" bash -c \
+	"diff <(sed 's/^# counters run+dump$/# counters run/' '$tmp/replay/hb_steal.on.r1.trace') \
+		'$tmp/replay-run/hb_steal.on.r1.trace' && echo same"
 # The same run sent gzipped in base64, with CPU 1's buffer full: the
 # trace ends where CPU 1's record does, and duration_ns is that window.
 {
