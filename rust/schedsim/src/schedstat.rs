@@ -152,6 +152,12 @@ pub struct ModuleStat {
     pub sis_account_loops: u64,
     /// `sis_account/scan_ns`: the scans' modelled time.
     pub sis_account_scan_ns: u64,
+    /// `idle_cpus_balanced/calls`: the idle-CPU test (Galbraith 2016)
+    /// was asked, an idle CPU's balance with spare capacity here and a
+    /// busiest group of more than one CPU that is not overloaded.
+    pub idle_cpus_calls: u64,
+    /// `idle_cpus_balanced/balanced`: ... and it said "balanced".
+    pub idle_cpus_balanced: u64,
 }
 
 /// Every counter of a run.
@@ -255,6 +261,8 @@ impl SchedStat {
             ("sis_account_scans", m.sis_account_scans),
             ("sis_account_loops", m.sis_account_loops),
             ("sis_account_scan_ns", m.sis_account_scan_ns),
+            ("idle_cpus_balanced_calls", m.idle_cpus_calls),
+            ("idle_cpus_balanced_balanced", m.idle_cpus_balanced),
         ] {
             add(k, v);
         }

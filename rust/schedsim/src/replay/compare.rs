@@ -102,8 +102,9 @@ pub struct Replayed {
     /// the four above being their medians (`WakeIdle::GuestSpread`).
     pub latency_spread: bool,
     /// STEAL's tries and steals, (tried, stolen): the guest's module
-    /// counters over the run, and the model's.
-    pub steal_guest: (u64, u64),
+    /// counters over the run (None where the trace's counters are not
+    /// the run's alone, `Header::counters_run`), and the model's.
+    pub steal_guest: Option<(u64, u64)>,
     /// See `steal_guest`.
     pub steal_model: (u64, u64),
     /// The newidle walk's steps and stops, (steps, stopped): the domains
@@ -112,9 +113,18 @@ pub struct Replayed {
     /// `max_newidle_lb_cost`), and the walks that stopped there. The
     /// guest's module counters (`newidle_stop/calls`, `/stopped`), and
     /// the model's.
-    pub newidle_guest: (u64, u64),
+    pub newidle_guest: Option<(u64, u64)>,
     /// See `newidle_guest`.
     pub newidle_model: (u64, u64),
+    /// The idle-CPU test's (calls, balanced) (Galbraith 2016's threshold,
+    /// asked where an idle CPU's balance finds spare capacity at home and
+    /// a busiest group that is not overloaded): the guest's module
+    /// counters (`idle_cpus_balanced/calls`, `/balanced`), and the
+    /// model's. How often the idle balancers get that far, and how often
+    /// the idle CPUs' counts say there is nothing to move.
+    pub idle_cpus_guest: Option<(u64, u64)>,
+    /// See `idle_cpus_guest`.
+    pub idle_cpus_model: (u64, u64),
     /// The model's wakes that found their wakee not yet blocked, where
     /// the guest's wakee had (`Stats::replay_wakes_*`).
     pub model_early_wakes: EarlyWakes,
@@ -128,6 +138,8 @@ pub struct Replayed {
     pub steal_control: (u64, u64),
     /// The newidle walk's (steps, stopped) in the control.
     pub newidle_control: (u64, u64),
+    /// The idle-CPU test's (calls, balanced) in the control.
+    pub idle_cpus_control: (u64, u64),
     /// The control's wakes that found their wakee not yet blocked.
     pub control_early_wakes: EarlyWakes,
     /// When the control got stuck, as `model_stuck_ns`.
@@ -260,6 +272,7 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
         metrics,
         events,
         steal: (st.steal_tried, st.steal_stolen),
+        idle_cpus: (st.idle_cpus_calls, st.idle_cpus_balanced),
         // Each step is stopped, skipped by NI_RANDOM's die or balanced.
         newidle: (
             s.newidle_stopped
@@ -288,6 +301,8 @@ struct ModelRun {
     steal: (u64, u64),
     /// The newidle walk's (steps, stopped).
     newidle: (u64, u64),
+    /// The idle-CPU test's (calls, balanced).
+    idle_cpus: (u64, u64),
     /// `Replayed::model_early_wakes`.
     early_wakes: EarlyWakes,
     /// `Replayed::model_stuck_ns`.
@@ -415,6 +430,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         events: model_events,
         steal: steal_model,
         newidle: newidle_model,
+        idle_cpus: idle_cpus_model,
         early_wakes: model_early_wakes,
         stuck_ns: model_stuck_ns,
     } = run_model(cfg, &topo, &scripts);
@@ -457,7 +473,11 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         let cfg = model_config(&topo, &scripts, flipped, fk, opts, duration_ns, &cost);
         Some(Sim::new(cfg).run().trace_hash != hash)
     };
-    let ctr = |name: &str| h.ctr(name).map_or(0, |v| u64::try_from(v).unwrap_or(0));
+    // A pair of the run's counters, where the trace has them.
+    let ctrs = |a: &str, b: &str| {
+        let v = |n: &str| h.ctr(n).and_then(|v| u64::try_from(v).ok());
+        Some((v(a)?, v(b)?))
+    };
     let guest_differs = rules.last().and_then(|r| h.ctr(&format!("differs_{r}")));
     Ok(Replayed {
         topology: h.topology.clone(),
@@ -477,15 +497,18 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_list_busy_ns,
         fork_idle_ns,
         latency_spread: cost.spread.is_some(),
-        steal_guest: (ctr("steal_tried"), ctr("steal_stolen")),
+        steal_guest: ctrs("steal_tried", "steal_stolen"),
         steal_model,
-        newidle_guest: (ctr("newidle_stop_calls"), ctr("newidle_stop_stopped")),
+        newidle_guest: ctrs("newidle_stop_calls", "newidle_stop_stopped"),
         newidle_model,
+        idle_cpus_guest: ctrs("idle_cpus_balanced_calls", "idle_cpus_balanced_balanced"),
+        idle_cpus_model,
         model_early_wakes,
         model_stuck_ns,
         control: control.metrics,
         steal_control: control.steal,
         newidle_control: control.newidle,
+        idle_cpus_control: control.idle_cpus,
         control_early_wakes: control.early_wakes,
         control_stuck_ns: control.stuck_ns,
         model_events,
@@ -550,7 +573,7 @@ mod tests {
         let mut s = format!(
             "# slb-trace 1\n# topology smt2 cpus 8\n\
              # experiment t state on kind flag flag SIS_PROP\n# features SIS_UTIL NO_SIS_PROP\n\
-             # comm pp\n# ctr differs_SIS_PROP 4\n# lost 0\n\
+             # comm pp\n# ctr differs_SIS_PROP 4\n# counters run\n# lost 0\n\
              0 {c1} T 1 pp\n0 {c2} T 2 pp\n0 {c1} S 0 R 1\n0 {c2} S 0 R 2\n10 {c2} S 2 S 0\n",
         );
         let mut t = 10u64;
@@ -752,7 +775,7 @@ mod tests {
             "# lost 0\n# ctr newidle_stop_calls 40\n# ctr newidle_stop_stopped 10\n",
         );
         let r = replay(&parse(&text).unwrap(), &Opts::default()).unwrap();
-        assert_eq!(r.newidle_guest, (40, 10));
+        assert_eq!(r.newidle_guest, Some((40, 10)));
         // The ping-pong's CPUs go idle often, but with nothing queued
         // anywhere: `rd->overloaded` is never set, every walk is skipped
         // before its first step, and a skipped walk is no step.
@@ -763,6 +786,49 @@ mod tests {
             .find(|x| x.metric == "newidle walk steps stopped")
             .unwrap();
         assert_eq!((row.guest, row.model), (0.25, 0.0));
+    }
+
+    /// Counters a trace read after its dump (recorded before
+    /// 2026-12-07) took in the dump's seconds: none of them is the
+    /// guest's, so no row compares them and the rule's differs are
+    /// unknown; the model's own are still counted.
+    #[test]
+    fn counters_read_after_the_dump_are_not_the_guests() {
+        let text = pingpong_trace().replace(
+            "# counters run\n# lost 0\n",
+            "# counters run+dump\n# lost 0\n# ctr newidle_stop_calls 40\n\
+             # ctr newidle_stop_stopped 10\n# ctr idle_cpus_balanced_calls 9\n\
+             # ctr idle_cpus_balanced_balanced 3\n",
+        );
+        let r = replay(&parse(&text).unwrap(), &Opts::default()).unwrap();
+        assert_eq!(r.guest_differs, None);
+        assert_eq!(
+            (r.newidle_guest, r.idle_cpus_guest, r.steal_guest),
+            (None, None, None)
+        );
+        let rows = super::super::report::rows(&r);
+        assert!(
+            !rows
+                .iter()
+                .any(|x| x.metric.starts_with("newidle walk")
+                    || x.metric.starts_with("idle-CPU test"))
+        );
+        // Read before the dump, the same counters are compared.
+        let run = text.replace("# counters run+dump\n", "# counters run\n");
+        let r = replay(&parse(&run).unwrap(), &Opts::default()).unwrap();
+        assert_eq!(r.guest_differs, Some(4));
+        assert_eq!(r.idle_cpus_guest, Some((9, 3)));
+        let rows = super::super::report::rows(&r);
+        let calls = rows
+            .iter()
+            .find(|x| x.metric == "idle-CPU test, calls")
+            .unwrap();
+        assert_eq!(calls.guest, 9.0);
+        let share = rows
+            .iter()
+            .find(|x| x.metric == "idle-CPU test, balanced")
+            .unwrap();
+        assert_eq!(share.guest, 3.0 / 9.0);
     }
 
     #[test]

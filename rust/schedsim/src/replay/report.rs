@@ -133,10 +133,12 @@ pub fn graded(metric: &str) -> bool {
 /// counters it has.
 struct Side<'a> {
     m: &'a Metrics,
-    /// STEAL's (tried, stolen).
-    steal: (u64, u64),
-    /// The newidle walk's (steps, stopped).
-    newidle: (u64, u64),
+    /// STEAL's (tried, stolen), where the run has them.
+    steal: Option<(u64, u64)>,
+    /// The newidle walk's (steps, stopped), where the run has them.
+    newidle: Option<(u64, u64)>,
+    /// The idle-CPU test's (calls, balanced), where the run has them.
+    idle_cpus: Option<(u64, u64)>,
 }
 
 impl<'a> Side<'a> {
@@ -146,6 +148,7 @@ impl<'a> Side<'a> {
             m: &r.guest,
             steal: r.steal_guest,
             newidle: r.newidle_guest,
+            idle_cpus: r.idle_cpus_guest,
         }
     }
 
@@ -153,8 +156,9 @@ impl<'a> Side<'a> {
     fn model(r: &'a Replayed) -> Self {
         Self {
             m: &r.model,
-            steal: r.steal_model,
-            newidle: r.newidle_model,
+            steal: Some(r.steal_model),
+            newidle: Some(r.newidle_model),
+            idle_cpus: Some(r.idle_cpus_model),
         }
     }
 
@@ -162,10 +166,19 @@ impl<'a> Side<'a> {
     fn control(r: &'a Replayed) -> Self {
         Self {
             m: &r.control,
-            steal: r.steal_control,
-            newidle: r.newidle_control,
+            steal: Some(r.steal_control),
+            newidle: Some(r.newidle_control),
+            idle_cpus: Some(r.idle_cpus_control),
         }
     }
+}
+
+/// A pair of counters (a count, then a part of it) from both runs, where
+/// both have them and either counted something.
+type Counted = ((u64, u64), (u64, u64));
+fn counted(g: Option<(u64, u64)>, m: Option<(u64, u64)>) -> Option<Counted> {
+    let (g, m) = (g?, m?);
+    (g.0 > 0 || m.0 > 0).then_some((g, m))
 }
 
 /// The rows of a run `m` against the run `g` it replayed.
@@ -314,9 +327,8 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             1e3,
         ));
     }
-    let (gt, gstolen) = gs.steal;
-    let (mt, mstolen) = ms.steal;
-    if gt > 0 || mt > 0 {
+    // The guest's module counters, where its trace has the run's own.
+    if let Some(((gt, gstolen), (mt, mstolen))) = counted(gs.steal, ms.steal) {
         let frac = |s: u64, t: u64| s as f64 / (t as f64).max(1.0);
         out.push(row(
             "STEAL success".into(),
@@ -328,13 +340,20 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
     // Where newidle balancing stops climbing: the walk's steps that its
     // cost test ended (the guest's clock reads a balance at hundreds of
     // times its cost under TCG, `Config::lb_clock_factor`).
-    let ((gn, gstop), (mn, mstop)) = (gs.newidle, ms.newidle);
-    if gn > 0 || mn > 0 {
+    if let Some(((gn, gstop), (mn, mstop))) = counted(gs.newidle, ms.newidle) {
         out.push(share_row(
             "newidle walk steps stopped",
             (gstop, gn),
             (mstop, mn),
         ));
+    }
+    // How often an idle CPU's balance gets as far as the idle-CPU test
+    // (spare capacity at home, a busiest group not overloaded), and how
+    // often the idle CPUs' counts then say there is nothing to move:
+    // the idle balancers' state, apart from what they moved.
+    if let Some(((gc, gbal), (mc, mbal))) = counted(gs.idle_cpus, ms.idle_cpus) {
+        out.push(row("idle-CPU test, calls".into(), gc as f64, mc as f64));
+        out.push(share_row("idle-CPU test, balanced", (gbal, gc), (mbal, mc)));
     }
     out.push(row("idle".into(), g.idle_frac(), m.idle_frac()));
     out.push(field("wakeups", |x| x.wakeups, 1.0));
@@ -733,15 +752,18 @@ mod tests {
             wake_list_busy_ns: 0,
             fork_idle_ns: 0,
             latency_spread: false,
-            steal_guest: (0, 0),
+            steal_guest: None,
             steal_model: (0, 0),
-            newidle_guest: (0, 0),
+            newidle_guest: None,
             newidle_model: (0, 0),
+            idle_cpus_guest: None,
+            idle_cpus_model: (0, 0),
             model_early_wakes: EarlyWakes::default(),
             model_stuck_ns: None,
             control: Metrics::default(),
             steal_control: (0, 0),
             newidle_control: (0, 0),
+            idle_cpus_control: (0, 0),
             control_early_wakes: EarlyWakes::default(),
             control_stuck_ns: None,
             model_events: Vec::new(),

@@ -17,6 +17,7 @@
 //! # features <sched/features at the run: NAME or NO_NAME each>
 //! # comm <the workload's process names>
 //! # ctr <module counter> <delta over the run>
+//! # counters <run: read before the trace's dump | run+dump: after it>
 //! # lost <events overwritten>
 //! # wakee_flips <the bench shell's wakee_flips, which its first fork inherits>
 //! # dropped <events a full buffer refused: the trace is the run's start>
@@ -154,8 +155,14 @@ pub struct Header {
     pub features: Vec<String>,
     /// The workload's process names.
     pub comm: Vec<String>,
-    /// The module's counters over the run.
+    /// The module's counters over the run, as the header has them
+    /// (`Header::ctr` reads them only when `counters_run`).
     pub ctr: Vec<(String, i64)>,
+    /// The counters were read before the trace's dump (`# counters
+    /// run`), so they are the run's; a trace recorded before 2026-12-07
+    /// read them after it, and they take in the dump's seconds of awk,
+    /// gzip and the serial console (`# counters run+dump`, or no line).
+    pub counters_run: bool,
     /// Events the buffer overwrote.
     pub lost: u64,
     /// The `wakee_flips` of the shell that started the workload, read
@@ -169,8 +176,12 @@ pub struct Header {
 }
 
 impl Header {
-    /// The module counter `name` over the run (`# ctr`), if the header has it.
+    /// The module counter `name` over the run (`# ctr`), if the header
+    /// has it and it counted the run alone (`counters_run`).
     pub fn ctr(&self, name: &str) -> Option<i64> {
+        if !self.counters_run {
+            return None;
+        }
         self.ctr.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
     }
 }
@@ -229,6 +240,7 @@ fn header(h: &mut Header, rest: &str, line: usize) -> Result<(), String> {
             h.ctr
                 .push((name.to_string(), num(it.next(), "ctr value", line)?));
         }
+        "counters" => h.counters_run = it.next() == Some("run"),
         "lost" => h.lost = num(it.next(), "lost", line)?,
         "wakee_flips" => h.wakee_flips = Some(num(it.next(), "wakee_flips", line)?),
         "dropped" => h.dropped = num(it.next(), "dropped", line)?,
@@ -378,6 +390,19 @@ mod tests {
         1000 0 T 5 spin\n1000 0 S 0 R 5\n1200 0 W 6 1 t\n1300 1 U 6 1\n1400 1 S 6 D 0\n";
 
     #[test]
+    fn counters_are_the_runs_only_when_read_before_the_dump() {
+        for (line, run) in [
+            ("# counters run\n", Some(3)),
+            ("# counters run+dump\n", None),
+            ("", None),
+        ] {
+            let t = parse(&SMALL.replace("# lost 0\n", &format!("{line}# lost 0\n"))).unwrap();
+            assert_eq!(t.header.ctr("differs_STEAL"), run, "{line:?}");
+            assert_eq!(t.header.ctr("differs_SIS_AGE"), None);
+        }
+    }
+
+    #[test]
     fn parses_header_and_events() {
         let t = parse(SMALL).unwrap();
         assert_eq!(t.header.topology, "guittot");
@@ -387,6 +412,9 @@ mod tests {
         assert_eq!(t.header.features, vec!["NI_RANDOM", "NO_STEAL"]);
         assert_eq!(t.header.comm, vec!["spin"]);
         assert_eq!(t.header.ctr, vec![("differs_STEAL".to_string(), 3)]);
+        // No "# counters run": read after the dump, so not the run's.
+        assert!(!t.header.counters_run);
+        assert_eq!(t.header.ctr("differs_STEAL"), None);
         assert_eq!(t.header.duration_ns, 5000);
         assert_eq!(t.header.wakee_flips, Some(12));
         assert_eq!(t.events.len(), 5);

@@ -399,11 +399,18 @@ impl Sim {
                 balance_idle_cpus: self.cfg.flags.balance_idle_cpus,
                 balance_idle_llc2: self.cfg.flags.balance_idle_llc2,
             };
-            if busiest.weight > 1
-                && idle_cpus::is_balanced(local.idle_cpus, busiest.idle_cpus, llc_size, flags)
-            {
-                self.stats.idle_cpus_balanced += 1;
-                return None;
+            if busiest.weight > 1 {
+                let balanced =
+                    idle_cpus::is_balanced(local.idle_cpus, busiest.idle_cpus, llc_size, flags);
+                // The guest's module counts the hook's calls and its
+                // "balanced" answers alike (`idle_cpus_balanced/`).
+                let m = &mut self.schedstat.module;
+                m.idle_cpus_calls += 1;
+                if balanced {
+                    m.idle_cpus_balanced += 1;
+                    self.stats.idle_cpus_balanced += 1;
+                    return None;
+                }
             }
             if busiest.nr == 1 {
                 return None;
@@ -1023,6 +1030,42 @@ mod tests {
         assert_eq!((s.nr_running(0), s.nr_running(5)), (1, 1));
         assert_eq!(s.schedstat.module.steal_stolen, 1);
         assert!(s.rqs[0].steal.is_none());
+    }
+
+    /// The idle-CPU test's counters count as the guest's module does
+    /// (`idle_cpus_balanced/calls`, `/balanced`): on `numa2` without
+    /// `prefer_sibling` at the node level, an idle CPU 0 with one task at
+    /// home (3 CPUs idle) against three tasks on the other node (1 idle)
+    /// is asked the test; stock says "not balanced" (3 > 1 + 1), Guittot's
+    /// `NO_BALANCE_IDLE_CPUS` (a margin of the LLC's 4) "balanced".
+    #[test]
+    fn the_idle_cpu_test_counts_its_calls_and_balanced_answers() {
+        for (flag, balanced) in [("+BALANCE_IDLE_CPUS", 0), ("-BALANCE_IDLE_CPUS", 1)] {
+            let mut cfg = Config::new(
+                Topology::preset("numa2").unwrap(),
+                Workload::parse("fairness:8").unwrap(),
+                1,
+                1_000_000_000,
+            );
+            cfg.knobs.prefer_sibling = crate::flags::PreferSibling::SmtOnly;
+            cfg.flags.apply(flag).unwrap();
+            let mut s = Sim::new(cfg);
+            for cpu in [0, 1, 2, 7] {
+                s.block_curr(cpu, crate::sim::State::Blocked);
+            }
+            let nr: Vec<u32> = (0..8).map(|c| s.nr_running(c)).collect();
+            assert_eq!(nr, [0, 0, 0, 1, 1, 1, 1, 0]);
+            s.balance_rq(0, 1, IdleType::Idle);
+            let m = s.schedstat.module;
+            assert_eq!(
+                (m.idle_cpus_calls, m.idle_cpus_balanced),
+                (1, balanced),
+                "{flag}"
+            );
+            let t = s.schedstat.totals();
+            assert_eq!(t["idle_cpus_balanced_calls"], 1);
+            assert_eq!(t["idle_cpus_balanced_balanced"], balanced);
+        }
     }
 
     /// STEAL's gate learns only from the attempts it lets through: one
