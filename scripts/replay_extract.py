@@ -10,7 +10,9 @@ with a "trace" file in its bench dir) writes OUT_DIR/ID.STATE.rREP.trace in
 the "slb-trace 1" format `schedsim replay` reads: a header of "#" lines
 (topology, experiment, the features the run had, the workload's process
 names, the module's counters over the run and whether they took in the
-trace's dump, the events lost, the run's wall time), then the guest's
+trace's dump, the run's balance counters per domain level and idle type
+from /proc/schedstat where they did not, the events lost, the run's
+wall time), then the guest's
 event lines as scripts/guest/trace.awk wrote them (sent gzipped in
 base64, "SLB-TRACE-GZ " lines, or plain, "SLB-TRACE " lines). A kernel message the console printed into the
 middle of a base64 line (the guest's shell and printk share the serial
@@ -35,6 +37,14 @@ CTR = re.compile(r"^SLB-BENCH-CTR (\S+) (\d+)$")
 TBEGIN = re.compile(r"^SLB-TRACE-BEGIN (\S+) (on|off) (\d+)$")
 TEND = re.compile(r"^SLB-TRACE-END (\S+) (on|off) (\d+)$")
 META = re.compile(r"^SLB-TRACE-META (\S+) ?(.*)$")
+DOMAIN = re.compile(r"^SLB-BENCH-DOMAIN domain(\d+) (\S+)$")
+# /proc/schedstat version 16 (scripts/bench_report.py reads it the same
+# way): a domain line is "domainN <mask>", then for each idle type the
+# eight balance counters below.
+SCHEDSTAT = re.compile(r"^(version|timestamp|cpu\d+|domain\d+) ")
+LB_FIELDS = ["lb_count", "lb_balanced", "lb_failed", "lb_imbalance",
+             "lb_gained", "lb_hot_gained", "lb_nobusyq", "lb_nobusyg"]
+IDLE_TYPES = ["busy", "idle", "newidle"]
 DROPPED = re.compile(r"^SLB-TRACE-META dropped (\d+) (\d+)$")
 EVENT = "SLB-TRACE "
 GZ = "SLB-TRACE-GZ "
@@ -55,6 +65,24 @@ def mend(trace, rest):
         return f"a console message broke line {len(trace['gz']) + 1} of its base64 where it cannot be mended"
     trace["gz"].append(head[:keep] + rest)
     return None
+
+
+def balance_counters(dump, levels):
+    """The balance counters of one /proc/schedstat dump, summed over
+    CPUs per domain level and idle type: {"lb_count_idle@NUMA": n}."""
+    tot = {}
+    for line in dump:
+        f = line.split()
+        if not f[0].startswith("domain"):
+            continue
+        idx = int(f[0][len("domain"):])
+        level = levels.get(idx, f"domain{idx}")
+        vals = [int(x) for x in f[2:]]
+        for t, tname in enumerate(IDLE_TYPES):
+            for i, name in enumerate(LB_FIELDS):
+                k = f"{name}_{tname}@{level}"
+                tot[k] = tot.get(k, 0) + vals[t * len(LB_FIELDS) + i]
+    return tot
 
 
 def seconds_to_ns(text):
@@ -90,6 +118,11 @@ def main(argv):
     # "counters" line says which.
     run = None
     blocks = []
+    # The run's /proc/schedstat dumps before its trace (both, since
+    # 2026-12-07), and the domain levels' names (bench_run's
+    # SLB-BENCH-DOMAIN lines, cpu0's: the topologies are symmetric).
+    dumps = []
+    levels = {}
     last_was_ctr = False
     trace = None
     done = None
@@ -105,9 +138,19 @@ def main(argv):
                 last_was_ctr = True
                 continue
             last_was_ctr = False
+            m = DOMAIN.match(line)
+            if m:
+                levels[int(m.group(1))] = m.group(2)
+                continue
+            if run is not None and trace is None and done is None and SCHEDSTAT.match(line):
+                if line.startswith("version "):
+                    dumps.append([])
+                elif dumps:
+                    dumps[-1].append(line)
+                continue
             m = BEGIN.match(line)
             if m:
-                run, blocks, done = m.groups(), [], None
+                run, blocks, done, dumps = m.groups(), [], None, []
                 continue
             m = END.match(line)
             if m and run is not None:
@@ -115,7 +158,11 @@ def main(argv):
                     ns = seconds_to_ns(m.group(5)) - seconds_to_ns(m.group(4))
                     before = blocks[0] if blocks else {}
                     after = blocks[-1] if len(blocks) > 1 else {}
-                    write_trace(out, topology, cpus, plan, done, before, after, ns)
+                    balance = None
+                    if done["counters"] == "run" and len(dumps) == 2:
+                        b0, b1 = (balance_counters(d, levels) for d in dumps)
+                        balance = {k: v - b0.get(k, 0) for k, v in b1.items()}
+                    write_trace(out, topology, cpus, plan, done, before, after, ns, balance)
                     written += 1
                 run, done = None, None
                 continue
@@ -197,7 +244,7 @@ def cut_window(events, dropped):
     return kept, cut - first
 
 
-def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
+def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns, balance):
     exp, state, rep = trace["key"]
     kind, flag = plan.get(exp, ("?", "?"))
     events, window_ns = cut_window(trace["events"], trace["dropped"])
@@ -213,6 +260,10 @@ def write_trace(out, topology, cpus, plan, trace, before, after, duration_ns):
                 f.write(f"# ctr {name} {after[name] - before[name]}\n")
         if after:
             f.write(f"# counters {trace['counters']}\n")
+        # The run's balance counters (schedstat), per level and idle type:
+        # only where both dumps came before the dump of the trace.
+        for name in sorted(balance or {}):
+            f.write(f"# schedstat {name} {balance[name]}\n")
         f.write(f"# lost {trace['meta'].get('lost', '?')}\n")
         if "wakee_flips" in trace["meta"]:
             f.write(f"# wakee_flips {trace['meta']['wakee_flips']}\n")

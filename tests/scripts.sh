@@ -1011,6 +1011,39 @@ expect_pass "replay_extract: counters read before the dump" "hb_steal.on.r1.trac
 expect_pass "replay_extract: ... are the run's alone" "^same$" bash -c \
 	"diff <(sed 's/^# counters run+dump$/# counters run/' '$tmp/replay/hb_steal.on.r1.trace') \
 		'$tmp/replay-run/hb_steal.on.r1.trace' && echo same"
+# ... and the run's balance counters from its two /proc/schedstat dumps
+# (both before the trace), summed over CPUs per level (named by the
+# SLB-BENCH-DOMAIN lines) and idle type; none from the old order, whose
+# second dump came after the trace's.
+schedstat_dump() { # $1: each CPU's idle lb_count at MC; $2: cpu0's at NUMA
+	echo "version 16"
+	echo "timestamp 100"
+	echo "cpu0 0 0 1 1 1 1 0 0 0"
+	echo "domain0 0f 5 5 0 0 0 0 0 0 $1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	echo "domain1 ff 0 0 0 0 0 0 0 0 $2 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	echo "cpu1 0 0 1 1 1 1 0 0 0"
+	echo "domain0 0f 0 0 0 0 0 0 0 0 $1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	echo "domain1 ff 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+}
+{
+	echo "SLB-BENCH-DOMAIN domain0 MC"
+	echo "SLB-BENCH-DOMAIN domain1 NUMA"
+	echo "SLB-BENCH-BEGIN hb_steal on 1"
+	echo "SLB-BENCH-CTR differs_STEAL 5"
+	schedstat_dump 3 4
+	schedstat_dump 10 9
+	echo "SLB-BENCH-CTR differs_STEAL 12"
+	grep '^SLB-TRACE' "$rlog"
+	echo "SLB-BENCH-END hb_steal on 1 t0=10.50 t1=12.75 rc=0 out=Time: 2.2"
+} > "$tmp/replay.ss.log"
+expect_pass "replay_extract: the run's schedstat" "hb_steal.on.r1.trace: 2 events" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.ss.log" "$rconf" numa2 8 "$tmp/replay-ss"
+expect_pass "replay_extract: ... summed per level and idle type" "^same$" bash -c \
+	"grep -E '^# schedstat lb_(count|balanced)_idle@' '$tmp/replay-ss/hb_steal.on.r1.trace' |
+		diff - <(printf '%s\n' '# schedstat lb_balanced_idle@MC 0' '# schedstat lb_balanced_idle@NUMA 0' \
+			'# schedstat lb_count_idle@MC 14' '# schedstat lb_count_idle@NUMA 5') && echo same"
+expect_pass "replay_extract: no schedstat from the old order" "^0$" \
+	bash -c "grep -c '^# schedstat' '$tmp/replay/hb_steal.on.r1.trace' || true"
 # The same run sent gzipped in base64, with CPU 1's buffer full: the
 # trace ends where CPU 1's record does, and duration_ns is that window.
 {

@@ -269,6 +269,26 @@ impl SchedStat {
         t
     }
 
+    /// The balance counters summed over CPUs per domain level and idle
+    /// type, as `scripts/replay_extract.py` writes a guest run's
+    /// (`# schedstat lb_count_idle@NUMA 732`).
+    pub fn balance_by_level(&self) -> BTreeMap<String, u64> {
+        let mut t = BTreeMap::new();
+        for c in &self.cpus {
+            for d in &c.domains {
+                for (i, lb) in d.lb.iter().enumerate() {
+                    for (name, v) in LB_FIELDS.iter().zip(lb.columns()) {
+                        let e = t
+                            .entry(format!("{name}_{}@{}", IDLE_TYPE_NAMES[i], d.level))
+                            .or_insert(0u64);
+                        *e = e.saturating_add(v);
+                    }
+                }
+            }
+        }
+        t
+    }
+
     /// `show_schedstat()`'s text for these counters, version 16: a cpu
     /// line (`yld_count 0 sched_count sched_goidle ttwu_count ttwu_local
     /// rq_cpu_time run_delay pcount`, the unmodelled ones 0), then a

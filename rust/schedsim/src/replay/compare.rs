@@ -32,7 +32,7 @@ use crate::sim::{Config, Sim};
 use crate::topology::Topology;
 use crate::workload::{Part, Workload};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::rc::Rc;
 
 /// The model's wakeup latency onto an idle CPU in a replay
@@ -125,6 +125,14 @@ pub struct Replayed {
     pub idle_cpus_guest: Option<(u64, u64)>,
     /// See `idle_cpus_guest`.
     pub idle_cpus_model: (u64, u64),
+    /// The balance counters (`/proc/schedstat`) per level and idle type,
+    /// `lb_count_idle@NUMA` and the like: the guest's, where its trace
+    /// has them (`Header::schedstat`), and the model's. How often each
+    /// balancer tried at each level and how often it found an imbalance,
+    /// apart from what it then moved.
+    pub balance_guest: Option<BTreeMap<String, u64>>,
+    /// See `balance_guest`.
+    pub balance_model: BTreeMap<String, u64>,
     /// The model's wakes that found their wakee not yet blocked, where
     /// the guest's wakee had (`Stats::replay_wakes_*`).
     pub model_early_wakes: EarlyWakes,
@@ -140,6 +148,8 @@ pub struct Replayed {
     pub newidle_control: (u64, u64),
     /// The idle-CPU test's (calls, balanced) in the control.
     pub idle_cpus_control: (u64, u64),
+    /// The balance counters in the control.
+    pub balance_control: BTreeMap<String, u64>,
     /// The control's wakes that found their wakee not yet blocked.
     pub control_early_wakes: EarlyWakes,
     /// When the control got stuck, as `model_stuck_ns`.
@@ -273,6 +283,7 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
         events,
         steal: (st.steal_tried, st.steal_stolen),
         idle_cpus: (st.idle_cpus_calls, st.idle_cpus_balanced),
+        balance: result.schedstat.balance_by_level(),
         // Each step is stopped, skipped by NI_RANDOM's die or balanced.
         newidle: (
             s.newidle_stopped
@@ -303,6 +314,8 @@ struct ModelRun {
     newidle: (u64, u64),
     /// The idle-CPU test's (calls, balanced).
     idle_cpus: (u64, u64),
+    /// The balance counters per level and idle type.
+    balance: BTreeMap<String, u64>,
     /// `Replayed::model_early_wakes`.
     early_wakes: EarlyWakes,
     /// `Replayed::model_stuck_ns`.
@@ -431,6 +444,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         steal: steal_model,
         newidle: newidle_model,
         idle_cpus: idle_cpus_model,
+        balance: balance_model,
         early_wakes: model_early_wakes,
         stuck_ns: model_stuck_ns,
     } = run_model(cfg, &topo, &scripts);
@@ -503,12 +517,16 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         newidle_model,
         idle_cpus_guest: ctrs("idle_cpus_balanced_calls", "idle_cpus_balanced_balanced"),
         idle_cpus_model,
+        balance_guest: (h.counters_run && !h.schedstat.is_empty())
+            .then(|| h.schedstat.iter().cloned().collect()),
+        balance_model,
         model_early_wakes,
         model_stuck_ns,
         control: control.metrics,
         steal_control: control.steal,
         newidle_control: control.newidle,
         idle_cpus_control: control.idle_cpus,
+        balance_control: control.balance,
         control_early_wakes: control.early_wakes,
         control_stuck_ns: control.stuck_ns,
         model_events,
@@ -829,6 +847,33 @@ mod tests {
             .find(|x| x.metric == "idle-CPU test, balanced")
             .unwrap();
         assert_eq!(share.guest, 3.0 / 9.0);
+    }
+
+    /// The guest's balance counters (schedstat, per level and idle type)
+    /// beside the model's: how often each balancer tried and how often it
+    /// found an imbalance. Only from a trace that read them before its
+    /// dump.
+    #[test]
+    fn balance_tries_and_imbalances_per_level_both_ways() {
+        let text = pingpong_trace().replace(
+            "# counters run\n",
+            "# counters run\n# schedstat lb_count_idle@MC 10\n\
+             # schedstat lb_balanced_idle@MC 7\n",
+        );
+        let r = replay(&parse(&text).unwrap(), &Opts::default()).unwrap();
+        let g = r.balance_guest.as_ref().unwrap();
+        assert_eq!((g["lb_count_idle@MC"], g["lb_balanced_idle@MC"]), (10, 7));
+        // The model's, from its own counters: every level and type.
+        assert_eq!(r.balance_model.len(), 3 * 3 * 8);
+        let rows = super::super::report::rows(&r);
+        let row = |m: &str| rows.iter().find(|x| x.metric == m).map(|x| x.guest);
+        assert_eq!(row("balance MC, idle, tries"), Some(10.0));
+        assert_eq!(row("balance MC, idle, found imbalance"), Some(0.3));
+        let old = text.replace("# counters run\n", "");
+        let r = replay(&parse(&old).unwrap(), &Opts::default()).unwrap();
+        assert_eq!(r.balance_guest, None);
+        let rows = super::super::report::rows(&r);
+        assert!(!rows.iter().any(|x| x.metric.ends_with(", tries")));
     }
 
     #[test]

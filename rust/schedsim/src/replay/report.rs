@@ -9,6 +9,8 @@
 
 use super::compare::{EarlyWakes, Replayed};
 use super::metrics::{Metrics, Puller};
+use crate::schedstat::IDLE_TYPE_NAMES;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The measure column's width: the longest measure's name.
@@ -139,6 +141,9 @@ struct Side<'a> {
     newidle: Option<(u64, u64)>,
     /// The idle-CPU test's (calls, balanced), where the run has them.
     idle_cpus: Option<(u64, u64)>,
+    /// The balance counters per level and idle type, where the run has
+    /// them (`Replayed::balance_guest`).
+    balance: Option<&'a BTreeMap<String, u64>>,
 }
 
 impl<'a> Side<'a> {
@@ -149,6 +154,7 @@ impl<'a> Side<'a> {
             steal: r.steal_guest,
             newidle: r.newidle_guest,
             idle_cpus: r.idle_cpus_guest,
+            balance: r.balance_guest.as_ref(),
         }
     }
 
@@ -159,6 +165,7 @@ impl<'a> Side<'a> {
             steal: Some(r.steal_model),
             newidle: Some(r.newidle_model),
             idle_cpus: Some(r.idle_cpus_model),
+            balance: Some(&r.balance_model),
         }
     }
 
@@ -169,6 +176,7 @@ impl<'a> Side<'a> {
             steal: Some(r.steal_control),
             newidle: Some(r.newidle_control),
             idle_cpus: Some(r.idle_cpus_control),
+            balance: Some(&r.balance_control),
         }
     }
 }
@@ -268,6 +276,27 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     format!("balance {name}, {}", by.name()),
                     n(g),
                     n(m),
+                ));
+            }
+        }
+        // The balancers' own counts (schedstat): how often each tried at
+        // this level and how often it found an imbalance, the rate and
+        // the state its moves above came of.
+        if let (Some(gb), Some(mb)) = (gs.balance, ms.balance) {
+            for ty in IDLE_TYPE_NAMES {
+                let at = |b: &BTreeMap<String, u64>, field: &str| {
+                    b.get(&format!("{field}_{ty}@{name}")).copied().unwrap_or(0)
+                };
+                let (gn, mn) = (at(gb, "lb_count"), at(mb, "lb_count"));
+                if gn == 0 && mn == 0 {
+                    continue;
+                }
+                out.push(count_row(format!("balance {name}, {ty}, tries"), gn, mn));
+                let found = |b| at(b, "lb_count").saturating_sub(at(b, "lb_balanced"));
+                out.push(share_row(
+                    &format!("balance {name}, {ty}, found imbalance"),
+                    (found(gb), gn),
+                    (found(mb), mn),
                 ));
             }
         }
@@ -758,12 +787,15 @@ mod tests {
             newidle_model: (0, 0),
             idle_cpus_guest: None,
             idle_cpus_model: (0, 0),
+            balance_guest: None,
+            balance_model: BTreeMap::new(),
             model_early_wakes: EarlyWakes::default(),
             model_stuck_ns: None,
             control: Metrics::default(),
             steal_control: (0, 0),
             newidle_control: (0, 0),
             idle_cpus_control: (0, 0),
+            balance_control: BTreeMap::new(),
             control_early_wakes: EarlyWakes::default(),
             control_stuck_ns: None,
             model_events: Vec::new(),

@@ -18,6 +18,7 @@
 //! # comm <the workload's process names>
 //! # ctr <module counter> <delta over the run>
 //! # counters <run: read before the trace's dump | run+dump: after it>
+//! # schedstat <balance counter>_<busy|idle|newidle>@<level> <delta over the run>
 //! # lost <events overwritten>
 //! # wakee_flips <the bench shell's wakee_flips, which its first fork inherits>
 //! # dropped <events a full buffer refused: the trace is the run's start>
@@ -163,6 +164,10 @@ pub struct Header {
     /// read them after it, and they take in the dump's seconds of awk,
     /// gzip and the serial console (`# counters run+dump`, or no line).
     pub counters_run: bool,
+    /// The run's balance counters from `/proc/schedstat`, per domain
+    /// level and idle type (`lb_count_idle@NUMA`), read before the dump:
+    /// none in traces recorded before 2026-12-07.
+    pub schedstat: Vec<(String, u64)>,
     /// Events the buffer overwrote.
     pub lost: u64,
     /// The `wakee_flips` of the shell that started the workload, read
@@ -241,6 +246,13 @@ fn header(h: &mut Header, rest: &str, line: usize) -> Result<(), String> {
                 .push((name.to_string(), num(it.next(), "ctr value", line)?));
         }
         "counters" => h.counters_run = it.next() == Some("run"),
+        "schedstat" => {
+            let name = it
+                .next()
+                .ok_or_else(|| format!("line {line}: schedstat without a name"))?;
+            h.schedstat
+                .push((name.to_string(), num(it.next(), "schedstat value", line)?));
+        }
         "lost" => h.lost = num(it.next(), "lost", line)?,
         "wakee_flips" => h.wakee_flips = Some(num(it.next(), "wakee_flips", line)?),
         "dropped" => h.dropped = num(it.next(), "dropped", line)?,
