@@ -206,6 +206,21 @@ fn num<T: std::str::FromStr>(f: Option<&str>, what: &str, line: usize) -> Result
         .map_err(|_| format!("line {line}: {what} '{f}' is not a number"))
 }
 
+/// A header line's "<name> <number>" after its key.
+fn named<'a, T: std::str::FromStr>(
+    it: &mut impl Iterator<Item = &'a str>,
+    key: &str,
+    line: usize,
+) -> Result<(String, T), String> {
+    let name = it
+        .next()
+        .ok_or_else(|| format!("line {line}: {key} without a name"))?;
+    Ok((
+        name.to_string(),
+        num(it.next(), &format!("{key} value"), line)?,
+    ))
+}
+
 fn header(h: &mut Header, rest: &str, line: usize) -> Result<(), String> {
     let mut it = rest.split_whitespace();
     let key = it.next().unwrap_or("");
@@ -238,21 +253,9 @@ fn header(h: &mut Header, rest: &str, line: usize) -> Result<(), String> {
         }
         "features" => h.features = it.map(str::to_string).collect(),
         "comm" => h.comm = it.map(str::to_string).collect(),
-        "ctr" => {
-            let name = it
-                .next()
-                .ok_or_else(|| format!("line {line}: ctr without a name"))?;
-            h.ctr
-                .push((name.to_string(), num(it.next(), "ctr value", line)?));
-        }
+        "ctr" => h.ctr.push(named(&mut it, key, line)?),
         "counters" => h.counters_run = it.next() == Some("run"),
-        "schedstat" => {
-            let name = it
-                .next()
-                .ok_or_else(|| format!("line {line}: schedstat without a name"))?;
-            h.schedstat
-                .push((name.to_string(), num(it.next(), "schedstat value", line)?));
-        }
+        "schedstat" => h.schedstat.push(named(&mut it, key, line)?),
         "lost" => h.lost = num(it.next(), "lost", line)?,
         "wakee_flips" => h.wakee_flips = Some(num(it.next(), "wakee_flips", line)?),
         "dropped" => h.dropped = num(it.next(), "dropped", line)?,
@@ -465,6 +468,9 @@ mod tests {
         assert!(e(&format!("{h}10 9 U 1 2\n")).contains("line 3: cpu 9 beyond"));
         assert!(e(&format!("{h}x 0 U 1 2\n")).contains("line 3: timestamp 'x'"));
         assert!(e(&format!("{h}10 0 S 1\n")).contains("line 3: missing prev_state"));
+        assert!(e(&format!("{h}# ctr\n")).contains("line 3: ctr without a name"));
+        assert!(e(&format!("{h}# schedstat lb_count_idle@MC x\n"))
+            .contains("line 3: schedstat value 'x' is not a number"));
     }
 
     #[test]
