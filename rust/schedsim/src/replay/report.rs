@@ -280,8 +280,10 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             }
         }
         // The balancers' own counts (schedstat): how often each tried at
-        // this level and how often it found an imbalance, the rate and
-        // the state its moves above came of.
+        // this level, how often it found an imbalance, and how often it
+        // then moved nothing (`lb_failed`: every task running, pinned or
+        // cache hot): the rate, the state and the detach its moves above
+        // came of.
         if let (Some(gb), Some(mb)) = (gs.balance, ms.balance) {
             for ty in IDLE_TYPE_NAMES {
                 let at = |b: &BTreeMap<String, u64>, field: &str| {
@@ -298,6 +300,13 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     (found(gb), gn),
                     (found(mb), mn),
                 ));
+                if found(gb) > 0 || found(mb) > 0 {
+                    out.push(share_row(
+                        &format!("balance {name}, {ty}, failed"),
+                        (at(gb, "lb_failed"), found(gb)),
+                        (at(mb, "lb_failed"), found(mb)),
+                    ));
+                }
             }
         }
     }
