@@ -858,7 +858,8 @@ mod tests {
         let text = pingpong_trace().replace(
             "# counters run\n",
             "# counters run\n# schedstat lb_count_idle@MC 10\n\
-             # schedstat lb_balanced_idle@MC 7\n# schedstat lb_failed_idle@MC 2\n",
+             # schedstat lb_balanced_idle@MC 7\n# schedstat lb_failed_idle@MC 2\n\
+             # schedstat lb_gained_idle@MC 1\n",
         );
         let r = replay(&parse(&text).unwrap(), &Opts::default()).unwrap();
         let g = r.balance_guest.as_ref().unwrap();
@@ -871,6 +872,7 @@ mod tests {
         assert_eq!(row("balance MC, idle, found imbalance"), Some(0.3));
         // Of the 3 that found one, 2 moved nothing.
         assert_eq!(row("balance MC, idle, failed"), Some(2.0 / 3.0));
+        assert_eq!(row("balance MC, idle, gained"), Some(1.0));
         let old = text.replace("# counters run\n", "");
         let r = replay(&parse(&old).unwrap(), &Opts::default()).unwrap();
         assert_eq!(r.balance_guest, None);

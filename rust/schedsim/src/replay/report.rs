@@ -280,10 +280,12 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             }
         }
         // The balancers' own counts (schedstat): how often each tried at
-        // this level, how often it found an imbalance, and how often it
-        // then moved nothing (`lb_failed`: every task running, pinned or
-        // cache hot): the rate, the state and the detach its moves above
-        // came of.
+        // this level, how often it found an imbalance, how often it then
+        // moved nothing (`lb_failed`: every task running, pinned or cache
+        // hot), and the tasks it moved (`lb_gained`, the kernel's count
+        // of the moves above, which the record's reading of who moved
+        // can be checked against): the rate, the state and the detach
+        // its moves came of.
         if let (Some(gb), Some(mb)) = (gs.balance, ms.balance) {
             for ty in IDLE_TYPE_NAMES {
                 let at = |b: &BTreeMap<String, u64>, field: &str| {
@@ -305,6 +307,11 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                         &format!("balance {name}, {ty}, failed"),
                         (at(gb, "lb_failed"), found(gb)),
                         (at(mb, "lb_failed"), found(mb)),
+                    ));
+                    out.push(count_row(
+                        format!("balance {name}, {ty}, gained"),
+                        at(gb, "lb_gained"),
+                        at(mb, "lb_gained"),
                     ));
                 }
             }
