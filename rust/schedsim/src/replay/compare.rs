@@ -487,9 +487,13 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         let cfg = model_config(&topo, &scripts, flipped, fk, opts, duration_ns, &cost);
         Some(Sim::new(cfg).run().trace_hash != hash)
     };
-    // A pair of the run's counters, where the trace has them.
+    // The run's counters, where the trace has them, as much of them as
+    // its window covers (a trace cut at a full buffer is the run's start,
+    // its counters the whole run's).
+    let share = h.counter_share();
+    let window = |v: u64| (v as f64 * share).round() as u64;
     let ctrs = |a: &str, b: &str| {
-        let v = |n: &str| h.ctr(n).and_then(|v| u64::try_from(v).ok());
+        let v = |n: &str| h.ctr(n).and_then(|v| u64::try_from(v).ok()).map(window);
         Some((v(a)?, v(b)?))
     };
     let guest_differs = rules.last().and_then(|r| h.ctr(&format!("differs_{r}")));
@@ -517,8 +521,12 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         newidle_model,
         idle_cpus_guest: ctrs("idle_cpus_balanced_calls", "idle_cpus_balanced_balanced"),
         idle_cpus_model,
-        balance_guest: (h.counters_run && !h.schedstat.is_empty())
-            .then(|| h.schedstat.iter().cloned().collect()),
+        balance_guest: (h.counters_run && !h.schedstat.is_empty()).then(|| {
+            h.schedstat
+                .iter()
+                .map(|(k, v)| (k.clone(), window(*v)))
+                .collect()
+        }),
         balance_model,
         model_early_wakes,
         model_stuck_ns,

@@ -296,6 +296,13 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     continue;
                 }
                 out.push(count_row(format!("balance {name}, {ty}, tries"), gn, mn));
+                // Of the tries, those that found no group with a task to
+                // pull (`lb_nobusyg`): the other groups empty.
+                out.push(share_row(
+                    &format!("balance {name}, {ty}, no busiest group"),
+                    (at(gb, "lb_nobusyg"), gn),
+                    (at(mb, "lb_nobusyg"), mn),
+                ));
                 let found = |b| at(b, "lb_count").saturating_sub(at(b, "lb_balanced"));
                 out.push(share_row(
                     &format!("balance {name}, {ty}, found imbalance"),

@@ -176,6 +176,9 @@ pub struct Header {
     pub wakee_flips: Option<u32>,
     /// Events full buffers refused (the trace is the run's start).
     pub dropped: u64,
+    /// The whole run's wall time where the trace is its start
+    /// (`dropped`), ns: the counters cover it, the events `duration_ns`.
+    pub run_ns: Option<u64>,
     /// The span the events cover, ns.
     pub duration_ns: u64,
 }
@@ -188,6 +191,19 @@ impl Header {
             return None;
         }
         self.ctr.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+    }
+
+    /// What of the run's counters the events cover: `duration_ns` over
+    /// `run_ns` where a full buffer cut the trace to the run's start, 1
+    /// otherwise. A count over the whole run times this is the share of
+    /// it in the window, at the run's mean rate.
+    pub fn counter_share(&self) -> f64 {
+        match self.run_ns {
+            Some(run) if run > 0 && self.dropped > 0 => {
+                (self.duration_ns as f64 / run as f64).min(1.0)
+            }
+            _ => 1.0,
+        }
     }
 }
 
@@ -259,6 +275,7 @@ fn header(h: &mut Header, rest: &str, line: usize) -> Result<(), String> {
         "lost" => h.lost = num(it.next(), "lost", line)?,
         "wakee_flips" => h.wakee_flips = Some(num(it.next(), "wakee_flips", line)?),
         "dropped" => h.dropped = num(it.next(), "dropped", line)?,
+        "run_ns" => h.run_ns = Some(num(it.next(), "run_ns", line)?),
         "duration_ns" => h.duration_ns = num(it.next(), "duration_ns", line)?,
         _ => {}
     }
@@ -415,6 +432,24 @@ mod tests {
             assert_eq!(t.header.ctr("differs_STEAL"), run, "{line:?}");
             assert_eq!(t.header.ctr("differs_SIS_AGE"), None);
         }
+    }
+
+    /// A trace cut at a full buffer covers its run's start: its counters
+    /// are the whole run's, and the window is their share.
+    #[test]
+    fn a_cut_traces_counters_cover_more_than_its_window() {
+        let whole = parse(SMALL).unwrap();
+        assert_eq!(
+            (whole.header.run_ns, whole.header.counter_share()),
+            (None, 1.0)
+        );
+        let cut = SMALL.replace(
+            "# duration_ns 5000\n",
+            "# dropped 7\n# run_ns 20000\n# duration_ns 5000\n",
+        );
+        let h = parse(&cut).unwrap().header;
+        assert_eq!((h.dropped, h.run_ns), (7, Some(20000)));
+        assert_eq!(h.counter_share(), 0.25);
     }
 
     #[test]

@@ -638,6 +638,10 @@ pub struct Sim {
     /// When the last of them exited: the run ends there, as hackbench's
     /// timer stops when it has reaped its last child.
     ended_ns: Option<u64>,
+    /// When a replay fell quiet: every script that has not exited waits
+    /// in a `Block` that no script is left to end (`Sim::replay_quiet()`).
+    /// The run stops there too, though it did not end.
+    quiet_ns: Option<u64>,
 }
 
 /// QEMU's `TCG_KICK_PERIOD` (`accel/tcg/tcg-accel-ops-rr.h`): single-threaded
@@ -788,6 +792,7 @@ impl Sim {
             going_idle: None,
             hb_live: 0,
             ended_ns: None,
+            quiet_ns: None,
             cfg,
         };
         sim.spawn_tasks();
@@ -1158,7 +1163,7 @@ impl Sim {
         let progress = self.cfg.progress;
         let mut shown = u64::MAX;
         while let Some(Reverse((at, _, ev))) = self.events.pop() {
-            if at > end || self.ended_ns.is_some() {
+            if at > end || self.ended_ns.is_some() || self.quiet_ns.is_some() {
                 break;
             }
             self.now_ns = at;
@@ -1204,7 +1209,7 @@ impl Sim {
         if self.ended_ns.is_none() {
             self.stats.replay_stuck_ns = self.replay_stuck_ns();
         }
-        self.now_ns = self.ended_ns.unwrap_or(end);
+        self.now_ns = self.ended_ns.or(self.quiet_ns).unwrap_or(end);
         for c in 0..self.cfg.topology.nr_cpus {
             self.account(c);
         }

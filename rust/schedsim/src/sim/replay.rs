@@ -208,15 +208,25 @@ impl Sim {
     /// waiting with nothing after: that is its end, not this. The time is
     /// the last block's, where the run's events stop.
     pub(super) fn replay_stuck_ns(&self) -> Option<u64> {
-        let r = &self.replay;
-        let mut work_left = false;
-        for i in (0..r.exited.len()).filter(|&i| !r.exited[i]) {
-            if !r.waiting[i] {
-                return None;
-            }
-            work_left |= r.pc[i] < r.scripts[i].ops.len();
+        if !self.replay_quiet() {
+            return None;
         }
+        let r = &self.replay;
+        let work_left =
+            (0..r.exited.len()).any(|i| !r.exited[i] && r.pc[i] < r.scripts[i].ops.len());
         work_left.then_some(r.last_block_ns)
+    }
+
+    /// Whether the replay has fallen quiet: it has scripts, and every
+    /// one that has not exited waits in a `Block`. Only a script's `Wake`
+    /// ends a block, so nothing of the replay can happen again; the run
+    /// stops there (a trace cut at a full buffer, or ending with tasks
+    /// blocked, leaves them so), as it does at the last `Exit`: CPUs
+    /// idling on after it would count balances (schedstat) the guest's
+    /// record does not cover.
+    pub(super) fn replay_quiet(&self) -> bool {
+        let r = &self.replay;
+        !r.exited.is_empty() && (0..r.exited.len()).all(|i| r.exited[i] || r.waiting[i])
     }
 
     /// `wake_up_new_task()`: places forked task `t` as the workloads' first
@@ -277,6 +287,9 @@ impl Sim {
                     self.replay.waiting[id] = true;
                     self.replay.last_block_ns = self.now_ns;
                     self.block_curr(cpu, State::Blocked);
+                    if self.replay_quiet() {
+                        self.quiet_ns = Some(self.now_ns);
+                    }
                     return;
                 }
                 Op::Sleep(ns) => {
@@ -364,6 +377,8 @@ impl Sim {
                     // count in schedstat what the guest never ran.
                     if self.replay.exited.iter().all(|&e| e) {
                         self.ended_ns = Some(self.now_ns);
+                    } else if self.replay_quiet() {
+                        self.quiet_ns = Some(self.now_ns);
                     }
                     return;
                 }
@@ -521,7 +536,7 @@ mod tests {
     /// any block runs to its end; one whose scripts end in a block (a
     /// trace that stops with its tasks asleep) ends there, not stuck.
     #[test]
-    fn a_replay_where_every_script_waits_says_when_it_got_stuck() {
+    fn a_replay_where_every_script_waits_says_when_it_got_stuck_and_stops() {
         let at = |ns| Start::At { ns, cpu: 0 };
         let stuck = sim_of(vec![
             script(at(1_000_000), 0, vec![Op::Block, Op::Wake(1), Op::Exit]),
@@ -531,6 +546,10 @@ mod tests {
         assert!(!stuck.ended);
         let ns = stuck.stats.replay_stuck_ns.unwrap();
         assert!((2_000_000..2_100_000).contains(&ns), "{ns}");
+        // A run that fell quiet stops there, not at its 1 s: its idle CPUs
+        // do not balance on for a second the record does not cover.
+        assert_eq!(stuck.duration_ns, ns);
+        assert!(stuck.schedstat.totals()["lb_count_idle"] < 50);
         let fine = sim_of(vec![
             script(at(1_000_000), 0, vec![Op::Block, Op::Wake(1), Op::Exit]),
             script(at(2_000_000), 0, vec![Op::Wake(0), Op::Block, Op::Exit]),
@@ -545,6 +564,18 @@ mod tests {
         .run();
         assert!(!asleep.ended);
         assert_eq!(asleep.stats.replay_stuck_ns, None);
+        assert!(asleep.duration_ns < 2_100_000, "{}", asleep.duration_ns);
+        // Scripts left waiting while another still has work: not quiet.
+        let working = sim_of(vec![
+            script(at(1_000_000), 0, vec![Op::Block]),
+            script(at(1_000_000), 1, vec![Op::Run(5_000_000), Op::Block]),
+        ])
+        .run();
+        assert!(
+            (6_000_000..7_000_000).contains(&working.duration_ns),
+            "{}",
+            working.duration_ns
+        );
     }
 
     #[test]
