@@ -113,13 +113,13 @@ def main(argv):
     # counters again, the trace (between SLB-TRACE-BEGIN and -END), END:
     # the first block of counters is before the run, the last after it,
     # and the file is written at END, when both and the wall time are
-    # known. Before 2026-12-07 the trace came before the second block,
-    # whose counters then took in the dump's seconds too: the header's
-    # "counters" line says which.
+    # known. In the recordings before the third of 2026-12-06 the trace
+    # came before the second block, whose counters then took in the
+    # dump's seconds too: the header's "counters" line says which.
     run = None
     blocks = []
-    # The run's /proc/schedstat dumps before its trace (both, since
-    # 2026-12-07), and the domain levels' names (bench_run's
+    # The run's /proc/schedstat dumps before its trace (both, in the new
+    # order), and the domain levels' names (bench_run's
     # SLB-BENCH-DOMAIN lines, cpu0's: the topologies are symmetric).
     dumps = []
     levels = {}

@@ -1001,7 +1001,7 @@ expect_pass "replay_extract: the header and events" "^same$" bash -c "diff - '$t
 1000 0 T 5 hackbench
 1000 0 S 0 R 5
 END"
-# The order bench-runner.sh writes since 2026-12-07: both blocks of
+# The order bench-runner.sh writes since the third recording of 2026-12-06: both blocks of
 # counters before the trace, so they are the run's alone, and the
 # header says so; the deltas are the same.
 awk '/^SLB-TRACE-BEGIN/ { t = 1 } t && /^SLB-TRACE/ { held = held $0 "\n"; next }

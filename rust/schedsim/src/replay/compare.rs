@@ -814,10 +814,10 @@ mod tests {
         assert_eq!((row.guest, row.model), (0.25, 0.0));
     }
 
-    /// Counters a trace read after its dump (recorded before
-    /// 2026-12-07) took in the dump's seconds: none of them is the
-    /// guest's, so no row compares them and the rule's differs are
-    /// unknown; the model's own are still counted.
+    /// Counters a trace read after its dump (recorded before the third
+    /// recording of 2026-12-06) took in the dump's seconds: none of them
+    /// is the guest's, so no row compares them and the rule's differs
+    /// are unknown; the model's own are still counted.
     #[test]
     fn counters_read_after_the_dump_are_not_the_guests() {
         let text = pingpong_trace().replace(

@@ -160,13 +160,15 @@ pub struct Header {
     /// (`Header::ctr` reads them only when `counters_run`).
     pub ctr: Vec<(String, i64)>,
     /// The counters were read before the trace's dump (`# counters
-    /// run`), so they are the run's; a trace recorded before 2026-12-07
-    /// read them after it, and they take in the dump's seconds of awk,
-    /// gzip and the serial console (`# counters run+dump`, or no line).
+    /// run`), so they are the run's; a trace recorded before the third
+    /// recording of 2026-12-06 read them after it, and they take in the
+    /// dump's seconds of awk, gzip and the serial console (`# counters
+    /// run+dump`, or no line).
     pub counters_run: bool,
     /// The run's balance counters from `/proc/schedstat`, per domain
     /// level and idle type (`lb_count_idle@NUMA`), read before the dump:
-    /// none in traces recorded before 2026-12-07.
+    /// none in traces recorded before the third recording of
+    /// 2026-12-06.
     pub schedstat: Vec<(String, u64)>,
     /// Events the buffer overwrote.
     pub lost: u64,
