@@ -372,6 +372,13 @@ pub struct Task {
     /// from `exec_start_ns` so that the order the balancers take tasks in
     /// stays as it was.
     pub migrated: bool,
+    /// Moved by a wakeup that went through the target's wake list: its
+    /// signals left the old CPU's at the wakeup and join the new CPU's
+    /// when the wake list's IPI enqueues it, not before
+    /// (`migrate_task_rq_fair()` removes them; `enqueue_entity()`'s
+    /// `update_load_avg(DO_ATTACH)` attaches them, `last_update_time`
+    /// being 0).
+    pub attach_at_enqueue: bool,
     /// Runnable load signal.
     pub load: Pelt,
     /// Running utilisation signal.

@@ -23,6 +23,7 @@ impl Sim {
             refill_ns: 0,
             exec_start_ns: 0,
             migrated: false,
+            attach_at_enqueue: false,
             load: Pelt::entity(0, NICE_0_LOAD, NICE_0_LOAD),
             util: Pelt::new(0, CAPACITY / 2),
             migrations: 0,

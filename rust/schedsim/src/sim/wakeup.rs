@@ -41,22 +41,6 @@ impl Sim {
             (None, Some((wcpu, wtask))) => self.select_task_rq(t, prev, wcpu, Some(wtask), sync),
             (None, None) => self.select_task_rq(t, prev, prev, None, false),
         };
-        if cpu != prev {
-            self.rec_migrate(t, prev, cpu, here);
-            self.move_signals(t, prev, cpu);
-            let task = &mut self.tasks[t];
-            task.migrations += 1;
-            task.refill_ns =
-                task.refill_ns
-                    .saturating_add(self.cost.refill_ns(&self.cfg.topology, prev, cpu));
-            // WF_MIGRATED, so enqueue_entity() with ENQUEUE_MIGRATED: "no
-            // longer consider this task hot" (the wake list's wakees too:
-            // p->sched_remote_wakeup keeps the flag).
-            task.migrated = true;
-            self.stats.wakeup_migrations += 1;
-        }
-        self.tasks[t].cpu = cpu;
-        self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
         // ttwu_queue_cond(): a CPU that shares no cache with the waking
         // one, or a remote one with nothing to run, takes its wakees
         // through the wake list; until its IPI arrives they are enqueued
@@ -71,7 +55,32 @@ impl Sim {
         } else {
             self.cost.wake_list_busy_ns > 0
         };
-        if queue && modelled {
+        let listed = queue && modelled;
+        if cpu != prev {
+            self.rec_migrate(t, prev, cpu, here);
+            if listed {
+                // The load leaves prev now and joins cpu's at the enqueue
+                // (`ttwu_pending()`): a CPU with a wakee on its way does
+                // not weigh it yet, to a balancer or to WA_WEIGHT.
+                self.detach_signals(t, prev);
+                self.tasks[t].attach_at_enqueue = true;
+            } else {
+                self.move_signals(t, prev, cpu);
+            }
+            let task = &mut self.tasks[t];
+            task.migrations += 1;
+            task.refill_ns =
+                task.refill_ns
+                    .saturating_add(self.cost.refill_ns(&self.cfg.topology, prev, cpu));
+            // WF_MIGRATED, so enqueue_entity() with ENQUEUE_MIGRATED: "no
+            // longer consider this task hot" (the wake list's wakees too:
+            // p->sched_remote_wakeup keeps the flag).
+            task.migrated = true;
+            self.stats.wakeup_migrations += 1;
+        }
+        self.tasks[t].cpu = cpu;
+        self.ss_ttwu(waker.map_or(prev, |w| w.0), cpu);
+        if listed {
             let rq = &mut self.rqs[cpu as usize];
             rq.wake_list.push(t);
             if rq.wake_list.len() == 1 {
@@ -116,6 +125,9 @@ impl Sim {
         let list = std::mem::take(&mut self.rqs[cpu as usize].wake_list);
         for t in list {
             self.rec_wakeup(t, cpu, cpu);
+            if std::mem::take(&mut self.tasks[t].attach_at_enqueue) {
+                self.attach_signals(t, cpu);
+            }
             self.activate(t, cpu);
         }
     }
@@ -615,6 +627,46 @@ mod tests {
         s.wake(a, Some((wc, w)), false);
         assert!(s.rqs[ac as usize].wake_list.is_empty());
         assert_eq!(s.rqs[cpu_of(&s, a) as usize].curr, Some(a));
+    }
+
+    /// A wakee moved through the wake list: its load leaves its old CPU
+    /// at the wakeup and joins the new one's when the IPI enqueues it
+    /// (`migrate_task_rq_fair()` removes it; `enqueue_entity()` attaches
+    /// it, `last_update_time` being 0), so a CPU with a wakee on its way
+    /// does not weigh it yet: b, whose previous CPU has a's wakeup
+    /// pending, goes elsewhere, and that CPU reads b's load only after
+    /// its IPI.
+    #[test]
+    fn a_wake_listed_wakees_load_joins_its_cpu_at_the_enqueue() {
+        let mut s = fair("qemu8", 3, |c| c.cost.wake_list_ns = 100_000);
+        let (w, a, b) = (0, 1, 2);
+        let (wc, ac, bc) = (s.tasks[w].cpu, s.tasks[a].cpu, s.tasks[b].cpu);
+        // Both a and b last ran on ac.
+        s.block_curr(ac, State::Blocked);
+        s.put_prev(bc);
+        s.migrate(b, bc, ac);
+        if s.rqs[ac as usize].curr.is_none() {
+            s.pick_next(ac);
+        }
+        assert_eq!(s.rqs[ac as usize].curr, Some(b));
+        s.block_curr(ac, State::Blocked);
+        s.now_ns += 1_000_000;
+        s.wake(a, Some((wc, w)), false);
+        assert_eq!(s.rqs[ac as usize].wake_list, vec![a]);
+        let before_ac = s.cpu_load(ac);
+        let b_load = s.task_load(b);
+        assert!(b_load > 100, "{b_load}");
+        s.wake(b, Some((wc, w)), false);
+        let x = s.tasks[b].cpu;
+        assert!(x != ac && x != wc, "moved to another idle CPU: {x}");
+        assert_eq!(s.rqs[x as usize].wake_list, vec![b]);
+        assert!(s.tasks[b].attach_at_enqueue);
+        // b's load has left ac and not yet joined x.
+        assert!(s.cpu_load(ac) + b_load / 2 < before_ac, "{before_ac}");
+        let pending_x = s.cpu_load(x);
+        s.ttwu_pending(x);
+        assert!(!s.tasks[b].attach_at_enqueue);
+        assert!(s.cpu_load(x) >= pending_x + b_load / 2, "{pending_x}");
     }
 
     /// `ttwu_queue_cond()` on a busy target: a wakee for a CPU of another
