@@ -158,6 +158,12 @@ pub struct ModuleStat {
     pub idle_cpus_calls: u64,
     /// `idle_cpus_balanced/balanced`: ... and it said "balanced".
     pub idle_cpus_balanced: u64,
+    /// `detach_skip/calls`: `detach_tasks()`'s load test (Guittot's
+    /// 1/4) was asked of a task a load-based balance could take.
+    pub detach_skip_calls: u64,
+    /// `detach_skip/skipped`: ... and the task's load was too big for
+    /// what was left of the imbalance.
+    pub detach_skip_skipped: u64,
 }
 
 /// Every counter of a run.
@@ -263,6 +269,8 @@ impl SchedStat {
             ("sis_account_scan_ns", m.sis_account_scan_ns),
             ("idle_cpus_balanced_calls", m.idle_cpus_calls),
             ("idle_cpus_balanced_balanced", m.idle_cpus_balanced),
+            ("detach_skip_calls", m.detach_skip_calls),
+            ("detach_skip_skipped", m.detach_skip_skipped),
         ] {
             add(k, v);
         }

@@ -125,6 +125,13 @@ pub struct Replayed {
     pub idle_cpus_guest: Option<(u64, u64)>,
     /// See `idle_cpus_guest`.
     pub idle_cpus_model: (u64, u64),
+    /// `detach_tasks()`'s load test's (calls, skipped): the guest's
+    /// module counters (`detach_skip/calls`, `/skipped`), and the
+    /// model's. How often a load-based balance weighed a task, and how
+    /// often the task's load was too big to take.
+    pub detach_skip_guest: Option<(u64, u64)>,
+    /// See `detach_skip_guest`.
+    pub detach_skip_model: (u64, u64),
     /// The balance counters (`/proc/schedstat`) per level and idle type,
     /// `lb_count_idle@NUMA` and the like: the guest's, where its trace
     /// has them (`Header::schedstat`), and the model's. How often each
@@ -148,6 +155,8 @@ pub struct Replayed {
     pub newidle_control: (u64, u64),
     /// The idle-CPU test's (calls, balanced) in the control.
     pub idle_cpus_control: (u64, u64),
+    /// The load test's (calls, skipped) in the control.
+    pub detach_skip_control: (u64, u64),
     /// The balance counters in the control.
     pub balance_control: BTreeMap<String, u64>,
     /// The control's wakes that found their wakee not yet blocked.
@@ -283,6 +292,7 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
         events,
         steal: (st.steal_tried, st.steal_stolen),
         idle_cpus: (st.idle_cpus_calls, st.idle_cpus_balanced),
+        detach_skip: (st.detach_skip_calls, st.detach_skip_skipped),
         balance: result.schedstat.balance_by_level(),
         // Each step is stopped, skipped by NI_RANDOM's die or balanced.
         newidle: (
@@ -314,6 +324,8 @@ struct ModelRun {
     newidle: (u64, u64),
     /// The idle-CPU test's (calls, balanced).
     idle_cpus: (u64, u64),
+    /// The load test's (calls, skipped).
+    detach_skip: (u64, u64),
     /// The balance counters per level and idle type.
     balance: BTreeMap<String, u64>,
     /// `Replayed::model_early_wakes`.
@@ -444,6 +456,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         steal: steal_model,
         newidle: newidle_model,
         idle_cpus: idle_cpus_model,
+        detach_skip: detach_skip_model,
         balance: balance_model,
         early_wakes: model_early_wakes,
         stuck_ns: model_stuck_ns,
@@ -521,6 +534,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         newidle_model,
         idle_cpus_guest: ctrs("idle_cpus_balanced_calls", "idle_cpus_balanced_balanced"),
         idle_cpus_model,
+        detach_skip_guest: ctrs("detach_skip_calls", "detach_skip_skipped"),
+        detach_skip_model,
         balance_guest: (h.counters_run && !h.schedstat.is_empty()).then(|| {
             h.schedstat
                 .iter()
@@ -534,6 +549,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         steal_control: control.steal,
         newidle_control: control.newidle,
         idle_cpus_control: control.idle_cpus,
+        detach_skip_control: control.detach_skip,
         balance_control: control.balance,
         control_early_wakes: control.early_wakes,
         control_stuck_ns: control.stuck_ns,
@@ -824,7 +840,8 @@ mod tests {
             "# counters run\n# lost 0\n",
             "# counters run+dump\n# lost 0\n# ctr newidle_stop_calls 40\n\
              # ctr newidle_stop_stopped 10\n# ctr idle_cpus_balanced_calls 9\n\
-             # ctr idle_cpus_balanced_balanced 3\n",
+             # ctr idle_cpus_balanced_balanced 3\n# ctr detach_skip_calls 20\n\
+             # ctr detach_skip_skipped 5\n",
         );
         let r = replay(&parse(&text).unwrap(), &Opts::default()).unwrap();
         assert_eq!(r.guest_differs, None);
@@ -832,6 +849,7 @@ mod tests {
             (r.newidle_guest, r.idle_cpus_guest, r.steal_guest),
             (None, None, None)
         );
+        assert_eq!(r.detach_skip_guest, None);
         let rows = super::super::report::rows(&r);
         assert!(
             !rows
@@ -855,6 +873,12 @@ mod tests {
             .find(|x| x.metric == "idle-CPU test, balanced")
             .unwrap();
         assert_eq!(share.guest, 3.0 / 9.0);
+        assert_eq!(r.detach_skip_guest, Some((20, 5)));
+        let skipped = rows
+            .iter()
+            .find(|x| x.metric == "detach load test, skipped")
+            .unwrap();
+        assert_eq!(skipped.guest, 0.25);
     }
 
     /// The guest's balance counters (schedstat, per level and idle type)

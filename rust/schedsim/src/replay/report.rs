@@ -141,6 +141,8 @@ struct Side<'a> {
     newidle: Option<(u64, u64)>,
     /// The idle-CPU test's (calls, balanced), where the run has them.
     idle_cpus: Option<(u64, u64)>,
+    /// The detach load test's (calls, skipped), where the run has them.
+    detach_skip: Option<(u64, u64)>,
     /// The balance counters per level and idle type, where the run has
     /// them (`Replayed::balance_guest`).
     balance: Option<&'a BTreeMap<String, u64>>,
@@ -154,6 +156,7 @@ impl<'a> Side<'a> {
             steal: r.steal_guest,
             newidle: r.newidle_guest,
             idle_cpus: r.idle_cpus_guest,
+            detach_skip: r.detach_skip_guest,
             balance: r.balance_guest.as_ref(),
         }
     }
@@ -165,6 +168,7 @@ impl<'a> Side<'a> {
             steal: Some(r.steal_model),
             newidle: Some(r.newidle_model),
             idle_cpus: Some(r.idle_cpus_model),
+            detach_skip: Some(r.detach_skip_model),
             balance: Some(&r.balance_model),
         }
     }
@@ -176,6 +180,7 @@ impl<'a> Side<'a> {
             steal: Some(r.steal_control),
             newidle: Some(r.newidle_control),
             idle_cpus: Some(r.idle_cpus_control),
+            detach_skip: Some(r.detach_skip_control),
             balance: Some(&r.balance_control),
         }
     }
@@ -406,6 +411,18 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
     if let Some(((gc, gbal), (mc, mbal))) = counted(gs.idle_cpus, ms.idle_cpus) {
         out.push(row("idle-CPU test, calls".into(), gc as f64, mc as f64));
         out.push(share_row("idle-CPU test, balanced", (gbal, gc), (mbal, mc)));
+    }
+    // How often a load-based balance weighed a task for detach, and how
+    // often its load was too big for the imbalance left (Guittot's 1/4,
+    // `detach_tasks()`): the detach, apart from the tasks it met running
+    // or hot.
+    if let Some(((gc, gskip), (mc, mskip))) = counted(gs.detach_skip, ms.detach_skip) {
+        out.push(row("detach load test, calls".into(), gc as f64, mc as f64));
+        out.push(share_row(
+            "detach load test, skipped",
+            (gskip, gc),
+            (mskip, mc),
+        ));
     }
     out.push(row("idle".into(), g.idle_frac(), m.idle_frac()));
     out.push(field("wakeups", |x| x.wakeups, 1.0));
@@ -810,6 +827,8 @@ mod tests {
             newidle_model: (0, 0),
             idle_cpus_guest: None,
             idle_cpus_model: (0, 0),
+            detach_skip_guest: None,
+            detach_skip_model: (0, 0),
             balance_guest: None,
             balance_model: BTreeMap::new(),
             model_early_wakes: EarlyWakes::default(),
@@ -818,6 +837,7 @@ mod tests {
             steal_control: (0, 0),
             newidle_control: (0, 0),
             idle_cpus_control: (0, 0),
+            detach_skip_control: (0, 0),
             balance_control: BTreeMap::new(),
             control_early_wakes: EarlyWakes::default(),
             control_stuck_ns: None,

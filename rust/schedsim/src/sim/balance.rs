@@ -621,13 +621,19 @@ impl Sim {
                         continue;
                     }
                     // Guittot's 1/4, through the policy.
-                    if detach_load::should_skip(
+                    let skip = detach_load::should_skip(
                         load,
                         imbalance,
                         failed,
                         cnt,
                         self.cfg.flags.lb_relax_failed,
-                    ) {
+                    );
+                    // The guest's module counts the hook's calls and its
+                    // skips alike (`detach_skip/`).
+                    let m = &mut self.schedstat.module;
+                    m.detach_skip_calls += 1;
+                    m.detach_skip_skipped += u64::from(skip);
+                    if skip {
                         continue;
                     }
                     imbalance = imbalance.saturating_sub(load as i64);
@@ -826,9 +832,20 @@ mod tests {
         let b = new.balance_rq(4, 1, IdleType::NotIdle);
         assert_eq!(b.moved, 0);
         assert_eq!(new.rqs[4].dom[1].nr_balance_failed, 1);
+        // The load test was asked and said skip every time, as the
+        // guest's module counts it (`detach_skip/calls`, `/skipped`).
+        let m = new.schedstat.module;
+        assert!(m.detach_skip_calls > 0);
+        assert_eq!(m.detach_skip_skipped, m.detach_skip_calls);
         let b = new.balance_rq(4, 1, IdleType::NotIdle);
         assert_eq!(b.moved, 1);
         assert_eq!(new.rqs[4].dom[1].nr_balance_failed, 0);
+        let m = new.schedstat.module;
+        assert_eq!(
+            m.detach_skip_calls - m.detach_skip_skipped,
+            1,
+            "the one moved passed it"
+        );
         let cluster = |s: &Sim, lo: u32| (lo..lo + 4).map(|c| s.nr_running(c)).sum::<u32>();
         assert_eq!((cluster(&new, 0), cluster(&new, 4)), (5, 6));
     }
