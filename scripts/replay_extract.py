@@ -69,14 +69,19 @@ def mend(trace, rest):
 
 def balance_counters(dump, levels):
     """The balance counters of one /proc/schedstat dump, summed over
-    CPUs per domain level and idle type: {"lb_count_idle@NUMA": n}."""
+    CPUs per domain level and idle type: {"lb_count_idle@NUMA": n}; None
+    when a domain line is not whole (a console message broke it), so that
+    no count of a run is compared that is not its own."""
     tot = {}
+    need = len(IDLE_TYPES) * len(LB_FIELDS)
     for line in dump:
         f = line.split()
         if not f[0].startswith("domain"):
             continue
         idx = int(f[0][len("domain"):])
         level = levels.get(idx, f"domain{idx}")
+        if len(f) < 2 + need or not all(x.isdigit() for x in f[2:2 + need]):
+            return None
         vals = [int(x) for x in f[2:]]
         for t, tname in enumerate(IDLE_TYPES):
             for i, name in enumerate(LB_FIELDS):
@@ -161,7 +166,8 @@ def main(argv):
                     balance = None
                     if done["counters"] == "run" and len(dumps) == 2:
                         b0, b1 = (balance_counters(d, levels) for d in dumps)
-                        balance = {k: v - b0.get(k, 0) for k, v in b1.items()}
+                        if b0 is not None and b1 is not None:
+                            balance = {k: v - b0.get(k, 0) for k, v in b1.items()}
                     write_trace(out, topology, cpus, plan, done, before, after, ns, balance)
                     written += 1
                 run, done = None, None

@@ -1042,6 +1042,14 @@ expect_pass "replay_extract: ... summed per level and idle type" "^same$" bash -
 	"grep -E '^# schedstat lb_(count|balanced)_idle@' '$tmp/replay-ss/hb_steal.on.r1.trace' |
 		diff - <(printf '%s\n' '# schedstat lb_balanced_idle@MC 0' '# schedstat lb_balanced_idle@NUMA 0' \
 			'# schedstat lb_count_idle@MC 14' '# schedstat lb_count_idle@NUMA 5') && echo same"
+# A domain line a console message cut short: no schedstat for that run,
+# rather than counts that are not its own.
+sed '0,/^domain1 ff 0 0 0 0 0 0 0 0 9 1/s//domain1 ff 0 0 0 0 0[   12.3] clocksource: Long readout interval/' \
+	"$tmp/replay.ss.log" > "$tmp/replay.ssbroken.log"
+expect_pass "replay_extract: a broken schedstat line" "hb_steal.on.r1.trace: 2 events" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.ssbroken.log" "$rconf" numa2 8 "$tmp/replay-ssb"
+expect_pass "replay_extract: ... gives no schedstat" "^0$" \
+	bash -c "grep -c '^# schedstat' '$tmp/replay-ssb/hb_steal.on.r1.trace' || true"
 expect_pass "replay_extract: no schedstat from the old order" "^0$" \
 	bash -c "grep -c '^# schedstat' '$tmp/replay/hb_steal.on.r1.trace' || true"
 # The same run sent gzipped in base64, with CPU 1's buffer full: the
