@@ -536,12 +536,9 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         idle_cpus_model,
         detach_skip_guest: ctrs("detach_skip_calls", "detach_skip_skipped"),
         detach_skip_model,
-        balance_guest: (h.counters_run && !h.schedstat.is_empty()).then(|| {
-            h.schedstat
-                .iter()
-                .map(|(k, v)| (k.clone(), window(*v)))
-                .collect()
-        }),
+        balance_guest: h
+            .run_schedstat()
+            .map(|ss| ss.iter().map(|(k, v)| (k.clone(), window(*v))).collect()),
         balance_model,
         model_early_wakes,
         model_stuck_ns,

@@ -195,6 +195,12 @@ impl Header {
         self.ctr.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
     }
 
+    /// The run's balance counters (`# schedstat`), if the header has them
+    /// and they counted the run alone (`counters_run`), as `ctr` reads.
+    pub fn run_schedstat(&self) -> Option<&[(String, u64)]> {
+        (self.counters_run && !self.schedstat.is_empty()).then_some(&self.schedstat[..])
+    }
+
     /// What of the run's counters the events cover: `duration_ns` over
     /// `run_ns` where a full buffer cut the trace to the run's start, 1
     /// otherwise. A count over the whole run times this is the share of
