@@ -99,10 +99,20 @@ bench_counters() {
 # serial console carries some 70 KB a second), between SLB-TRACE-BEGIN
 # and SLB-TRACE-END lines, with what ran and each CPU's dropped events.
 # scripts/replay_extract.py writes them into trace files.
+# With a file "funcs" too (SLB_REPLAY_FUNCS of scripts/replay.sh), the
+# function tracer logs the entry of the functions it names
+# (set_ftrace_filter) into the same buffer: a "B" line each, when and
+# where the kernel ran them (sched_balance_softirq(): a periodic balance).
 trace_events="sched_waking sched_wakeup sched_wakeup_new sched_switch sched_migrate_task sched_process_fork sched_process_exit"
 tracefs=/sys/kernel/tracing
 bench_traced() { [ -f "$bench_dir/trace" ]; }
-bench_trace_begin() {
+# bench_trace_arm: everything but the start, before the run's first
+# counters are read, so that their window is the run's and not the
+# setup's too: under TCG, turning the function tracer on patches the
+# kernel's text on every vCPU and takes long enough to fill the window
+# with idle balances (a traced hackbench on smt2 read 892 idle SMT
+# balances where its record held 247 ticks of a free CPU).
+bench_trace_arm() {
 	local e
 	[ -d $tracefs/events ] || mount -t tracefs nodev $tracefs 2>/dev/null
 	echo 0 > $tracefs/tracing_on
@@ -113,6 +123,14 @@ bench_trace_begin() {
 	for e in $trace_events; do
 		echo 1 > $tracefs/events/sched/$e/enable || fail "replay: no trace event sched/$e"
 	done
+	if [ -f "$bench_dir/funcs" ]; then
+		cat "$bench_dir/funcs" > $tracefs/set_ftrace_filter ||
+			fail "replay: set_ftrace_filter refused '$(cat "$bench_dir/funcs")'"
+		echo function > $tracefs/current_tracer || fail "replay: no function tracer"
+	fi
+}
+# bench_trace_begin: the run's events start here, at once before it.
+bench_trace_begin() {
 	echo 1 > $tracefs/tracing_on
 }
 # bench_trace_stop: the run's events end here. Called at once after the
@@ -150,6 +168,8 @@ bench_trace_dump() {
 	}' $tracefs/per_cpu/cpu*/stats
 	awk -f "$trace_awk" $tracefs/trace | gzip -c | base64 | sed 's/^/SLB-TRACE-GZ /'
 	echo "SLB-TRACE-END $1 $2 $3"
+	# Only now: a tracer's switch empties the buffer (tracer_init()).
+	if [ -f "$bench_dir/funcs" ]; then echo nop > $tracefs/current_tracer; fi
 	echo > $tracefs/trace
 	echo 1 > $tracefs/options/overwrite
 }
@@ -181,6 +201,7 @@ bench_run() {
 			[ $((r % 2)) = 0 ] && order="on off"
 			for state in $order; do
 				bench_state $kind $state $flag
+				bench_traced && bench_trace_arm
 				sleep "$settle"
 				echo "SLB-BENCH-BEGIN $id $state $r"
 				# The module's counters are read outside the schedstat

@@ -29,6 +29,9 @@
 # make bench), QUICK=1 (make bench's quick plan and lengths),
 # SLB_REPLAY_TRACE_KB (buffer per CPU, 1024; a run that fills it is
 # replayed over its start, up to where the first CPU's buffer filled),
+# SLB_REPLAY_FUNCS (kernel functions whose entries the trace logs, by the
+# function tracer; sched_balance_softirq, the periodic balance, by
+# default; empty: none),
 # SLB_REPLAY_OUT (.cache/replay), SLB_REPLAY_REUSE=1 (no guest: the model
 # again on the traces a run left in SLB_REPLAY_OUT). A full run (no
 # topology or experiment chosen, not quick) also writes
@@ -44,6 +47,12 @@ for t in $topologies; do
 done
 quick=${QUICK:-0}
 trace_kb=${SLB_REPLAY_TRACE_KB:-1024}
+# The functions whose entries the trace logs too ("B" lines): the
+# periodic balance by default, which replay's idle-tick rows read; set
+# empty, none.
+funcs=${SLB_REPLAY_FUNCS-sched_balance_softirq}
+[[ "$funcs" =~ ^[A-Za-z0-9_\ ]*$ ]] || die "replay: SLB_REPLAY_FUNCS='$funcs': need function names"
+
 [[ "$trace_kb" =~ ^[1-9][0-9]*$ ]] || die "replay: trace_kb=$trace_kb: need a whole number above 0"
 reuse=${SLB_REPLAY_REUSE:-0}
 need_tool python3
@@ -57,6 +66,7 @@ else
 	stage "replay: guest workloads"
 	bench_tools "$out/guest"
 	echo "$trace_kb" > "$out/guest/trace"
+	[ -z "$funcs" ] || echo "$funcs" > "$out/guest/funcs"
 	stage_end
 fi
 

@@ -950,10 +950,11 @@ expect_fail "sched-lb-stat: module not loaded" "sched_lb_rs is missing: the sche
 expect_fail "sched-lb-stat: no debugfs" "is not readable: mount debugfs" env SLB_DEBUGFS="$tmp/none" $stat_sh "$root/scripts/sched-lb-stat"
 
 # make replay's guest side: scripts/guest/trace.awk turns a 6.12 trace
-# (tests/data/trace-6.12.txt: every event it reads, a comm with a space,
-# the three contexts, an exec's new name, a CPU above 7 printed "012",
-# which busybox awk would read as octal) into the slb-trace event lines
-# of tests/data/trace-6.12.slb, under the guest's awk and Debian's.
+# (tests/data/trace-6.12.txt: every event it reads, a function tracer's
+# line, a comm with a space, the three contexts, an exec's new name, a
+# CPU above 7 printed "012", which busybox awk would read as octal) into
+# the slb-trace lines of tests/data/trace-6.12.slb, under the guest's
+# awk and Debian's.
 for a in "busybox awk" mawk; do
 	command -v ${a%% *} > /dev/null || continue
 	expect_pass "trace.awk ($a): a 6.12 trace into slb-trace lines" "^same$" \
@@ -1052,6 +1053,38 @@ expect_pass "replay_extract: ... gives no schedstat" "^0$" \
 	bash -c "grep -c '^# schedstat' '$tmp/replay-ssb/hb_steal.on.r1.trace' || true"
 expect_pass "replay_extract: no schedstat from the old order" "^0$" \
 	bash -c "grep -c '^# schedstat' '$tmp/replay/hb_steal.on.r1.trace' || true"
+# scripts/replay_ticks.py: what became of each idle CPU's tick, from
+# the periodic balances a trace logged (B lines). CPU 1 is free at the
+# tick of 4 ms with nothing waiting and balances at once (its SMT level
+# finding a group); free at 8 ms while CPU 0 has a task waiting, it
+# balances only once a wakee came (busy); free at 12 ms with the task
+# still waiting, it does not balance before the next tick (lost).
+cat > "$tmp/ticks.trace" <<'END'
+# slb-trace 1
+# topology smt2 cpus 2
+0 0 S 0 R 10
+0 1 S 0 R 0
+4000100 1 B sched_balance_softirq handle_softirqs
+4000200 1 B sched_balance_rq sched_balance_domains
+4000300 1 B sched_balance_find_src_rq sched_balance_rq
+7000000 0 U 11 0
+9000000 0 W 12 1 t
+9100000 1 U 12 1
+9200000 1 S 0 R 12
+9300000 1 B sched_balance_softirq handle_softirqs
+11000000 1 S 12 S 0
+12000100 0 B sched_balance_softirq handle_softirqs
+16500000 0 S 10 R 11
+END
+expect_pass "replay_ticks: a free CPU's tick, nothing waiting" "^  none +1  idle 100%  busy 0%  lost 0%$" \
+	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
+expect_pass "replay_ticks: ... with a task waiting: after a wakeup, or lost" "^  waiting +2  idle 0%  busy 50%  lost 50%$" \
+	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
+expect_pass "replay_ticks: ... its SMT level found a group" "^  none waiting +1  SMT found a busiest group 1$" \
+	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
+grep -v ' B ' "$tmp/ticks.trace" > "$tmp/ticks-none.trace"
+expect_fail "replay_ticks: a trace without B lines" "no periodic balance" \
+	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks-none.trace"
 # The same run sent gzipped in base64, with CPU 1's buffer full: the
 # trace ends where CPU 1's record does, and duration_ns is that window.
 {

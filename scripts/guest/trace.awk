@@ -13,6 +13,9 @@
 #   <ts_ns> <cpu> M <pid> <orig_cpu> <dest_cpu>   sched_migrate_task
 #   <ts_ns> <cpu> F <parent_pid> <child_pid>      sched_process_fork
 #   <ts_ns> <cpu> X <pid>                         sched_process_exit
+#   <ts_ns> <cpu> B <function> <caller>           a function's entry (the
+#                                                 function tracer's line,
+#                                                 "<function> <-<caller>")
 #
 # A trace line is "<comm>-<pid> [<cpu>] <flags> <secs>.<usecs>: <event>:
 # key=value ...". The comm of the running task may hold spaces and dashes,
@@ -78,8 +81,14 @@ function num(s) {
 	if (ts == "")
 		ts = "0"
 	ev = $(at + 3)
-	sub(/:$/, "", ev)
 	f = at + 4
+	# The function tracer's line has no colon after the name, and its
+	# caller after "<-".
+	if (ev !~ /:$/ && substr($f, 1, 2) == "<-") {
+		print ts " " cpu " B " ev " " substr($f, 3)
+		next
+	}
+	sub(/:$/, "", ev)
 	if (ev == "sched_switch") {
 		pp = val("prev_pid", f)
 		np = val("next_pid", f)

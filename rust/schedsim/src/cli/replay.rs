@@ -113,8 +113,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 r.topology, r.model.cpus, r.experiment, r.state, r.flag,
                 t.header.comm.join(" "), r.model.span_ns
             );
-            for e in &r.model_events {
-                text.push_str(&trace::event_line(e));
+            for l in trace::body_lines(&r.model_events, &r.model_calls) {
+                text.push_str(&l);
                 text.push('\n');
             }
             std::fs::write(&path, text).map_err(|e| format!("{path}: {e}"))?;

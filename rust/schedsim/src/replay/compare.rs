@@ -22,7 +22,7 @@
 //! that loss where the model is the recorded system exactly, so that a
 //! gap to the guest can be told from what replay itself does.
 
-use super::metrics::{measure, workload_pids, Metrics};
+use super::metrics::{measure_with_calls, workload_pids, Metrics};
 use super::script::{extract, percpu_kthread_pids, Start};
 use super::trace::Trace;
 use crate::calibrate::preset_of;
@@ -166,6 +166,9 @@ pub struct Replayed {
     /// The model's run as events (`schedsim replay --model-trace`).
     #[serde(skip)]
     pub model_events: Vec<super::trace::Event>,
+    /// Its periodic balances, as the guest's function tracer logs them.
+    #[serde(skip)]
+    pub model_calls: Vec<super::trace::Call>,
 }
 
 /// Where a replay's wakes found a wakee that the recorded run had already
@@ -275,7 +278,7 @@ fn run_length_ns(span_ns: u64) -> u64 {
 /// The replay, recorded and measured ([`ModelRun`]).
 fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]) -> ModelRun {
     cfg.record_events = true;
-    let (result, events) = Sim::new(cfg).run_recorded();
+    let (result, events, calls) = Sim::new(cfg).run_recorded();
     // The workload's scripts only: replayed kthreads are not measured.
     let measured: HashSet<u32> = scripts
         .iter()
@@ -283,13 +286,14 @@ fn run_model(mut cfg: Config, topo: &Topology, scripts: &[super::script::Script]
         .filter(|(s, _)| !s.kthread)
         .map(|(_, pid)| pid)
         .collect();
-    let metrics = measure(&events, topo, &measured);
+    let metrics = measure_with_calls(&events, &calls, topo, &measured);
     let st = &result.schedstat.module;
     let s = &result.stats;
     ModelRun {
         hash: result.trace_hash,
         metrics,
         events,
+        calls,
         steal: (st.steal_tried, st.steal_stolen),
         idle_cpus: (st.idle_cpus_calls, st.idle_cpus_balanced),
         detach_skip: (st.detach_skip_calls, st.detach_skip_skipped),
@@ -318,6 +322,8 @@ struct ModelRun {
     metrics: Metrics,
     /// Its events, for `--model-trace`.
     events: Vec<super::trace::Event>,
+    /// Its periodic balances, for `--model-trace`.
+    calls: Vec<super::trace::Call>,
     /// STEAL's (tried, stolen).
     steal: (u64, u64),
     /// The newidle walk's (steps, stopped).
@@ -405,7 +411,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         }
     }
     let workload = workload_pids(&trace.events, &h.comm);
-    let guest = measure(&trace.events, &topo, &workload);
+    let guest = measure_with_calls(&trace.events, &trace.calls, &topo, &workload);
     let mut scripted = workload.clone();
     if opts.kthreads {
         scripted.extend(percpu_kthread_pids(&trace.events));
@@ -453,6 +459,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         hash,
         metrics: model,
         events: model_events,
+        calls: model_calls,
         steal: steal_model,
         newidle: newidle_model,
         idle_cpus: idle_cpus_model,
@@ -551,6 +558,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         control_early_wakes: control.early_wakes,
         control_stuck_ns: control.stuck_ns,
         model_events,
+        model_calls,
     })
 }
 
@@ -600,7 +608,7 @@ fn at_stock_default(feature: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::trace::{event_line, parse, Ev, Event};
+    use crate::replay::trace::{body_lines, parse, Call, Ev, Event, TICK_BALANCE};
 
     /// Two tasks that wake each other 200 times, 50 us of work each.
     fn pingpong_trace() -> String {
@@ -688,7 +696,10 @@ mod tests {
 
     /// The trace's workload scripts run on qemu8 for up to `duration_ns`,
     /// recorded.
-    fn run_scripts(tr: &Trace, duration_ns: u64) -> (crate::stats::RunResult, Vec<Event>) {
+    fn run_scripts(
+        tr: &Trace,
+        duration_ns: u64,
+    ) -> (crate::stats::RunResult, Vec<Event>, Vec<Call>) {
         let topo = Topology::preset("qemu8").unwrap();
         let w = workload_pids(&tr.events, &tr.header.comm);
         let scripts = Rc::new(extract(&tr.events, &w));
@@ -704,7 +715,7 @@ mod tests {
     #[test]
     fn a_forked_child_starts_where_the_trace_forked_it() {
         let tr = parse(&fork_trace()).unwrap();
-        let (result, events) = run_scripts(&tr, 1_000_000_000);
+        let (result, events, _) = run_scripts(&tr, 1_000_000_000);
         let placed = |evs: &[Event]| -> Vec<(u32, u32)> {
             evs.iter()
                 .filter_map(|e| match e.ev {
@@ -751,19 +762,29 @@ mod tests {
         assert_eq!((d.model.fork_idle, d.model.fork_idle_latency_ns), (6, 500));
     }
 
+    /// The model's record, its periodic balances too, reads back as it
+    /// was written and measures the same.
     #[test]
     fn the_models_record_round_trips() {
         let tr = parse(&pingpong_trace()).unwrap();
         let topo = Topology::preset("qemu8").unwrap();
-        let (_, events) = run_scripts(&tr, 100_000_000);
+        let (_, events, calls) = run_scripts(&tr, 100_000_000);
         let text = format!(
             "# slb-trace 1\n# topology smt2 cpus 8\n# comm pp\n{}\n",
-            events.iter().map(event_line).collect::<Vec<_>>().join("\n")
+            body_lines(&events, &calls).join("\n")
         );
         let back = parse(&text).unwrap();
-        assert_eq!(back.events, events);
-        let m = measure(&back.events, &topo, &HashSet::from([1, 2]));
+        assert_eq!((&back.events, &back.calls), (&events, &calls));
+        let w = HashSet::from([1, 2]);
+        let m = measure_with_calls(&back.events, &back.calls, &topo, &w);
         assert_eq!(m.wakeups, 200 + 2);
+        // Every CPU balances at its ticks, and the ping-pong leaves most
+        // of them free: the idle ones are most of the balances.
+        assert!(calls
+            .iter()
+            .all(|c| c.func == TICK_BALANCE && c.ts_ns % 4_000_000 == 0));
+        assert!(m.idle_tick_balances > m.tick_balances / 2, "{m:?}");
+        assert_eq!(m, measure_with_calls(&events, &calls, &topo, &w));
     }
 
     /// The model logs a wakeup's `sched_migrate_task` and `sched_wakeup`
@@ -775,7 +796,7 @@ mod tests {
         // The ping-pong's second task starts in the other LLC: the first
         // wakeup pulls it over, from CPU 0.
         let tr = parse(&pingpong_trace_on(0, 5)).unwrap();
-        let (_, events) = run_scripts(&tr, 100_000_000);
+        let (_, events, _) = run_scripts(&tr, 100_000_000);
         let mut waking: std::collections::HashMap<u32, u32> = Default::default();
         let (mut moves, mut wakeups, mut remote) = (0, 0, 0);
         for e in &events {

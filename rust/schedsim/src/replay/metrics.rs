@@ -31,7 +31,7 @@
 //!   Cores" measures; and plain idle time;
 //! - wakeups, context switches and the workload's CPU time.
 
-use super::trace::{preempted, Ctx, Ev, Event};
+use super::trace::{preempted, Call, Ctx, Ev, Event, TICK_BALANCE};
 use crate::cost::{LatencySpread, SPREAD_POINTS};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -140,6 +140,26 @@ pub struct Metrics {
     pub idle_ns: u64,
     /// Idle CPU time while another CPU had a waiting task, ns.
     pub idle_while_waiting_ns: u64,
+    /// Periodic balances in the record (`B` lines of
+    /// [`trace::TICK_BALANCE`]): 0 where the recording traced no
+    /// function, and then the three below are 0 too.
+    pub tick_balances: u64,
+    /// Of those, the ones a *free* CPU ran: nothing running or queued
+    /// there and no wakeup on its way to it, an idle CPU to
+    /// `idle_cpu()`, whose balance is an idle one.
+    pub idle_tick_balances: u64,
+    /// Of those, the ones taken while a task waited behind a running one
+    /// on another CPU of its LLC: the state an idle balance can act on.
+    pub idle_tick_balances_llc_waiting: u64,
+    /// CPU time of free CPUs, ns.
+    pub free_idle_ns: u64,
+    /// Of it, the time a task waited behind a running one on another CPU
+    /// of its LLC, ns. Beside the share above, it says whether the idle
+    /// balances met that state as often as the idle time did: they do
+    /// where ticks come whatever the state (the model); under one-thread
+    /// TCG a vCPU's tick waits for its turn, and whether its turn comes
+    /// depends on what the others run.
+    pub free_idle_llc_waiting_ns: u64,
     /// Wakeups of workload tasks onto an idle CPU, and the median time
     /// from their `U` to the switch to them there, ns: what a wakeup costs
     /// before the wakee runs (an IPI and the idle exit on hardware; under
@@ -197,6 +217,35 @@ impl Metrics {
     pub fn wasted_frac(&self) -> f64 {
         self.idle_while_waiting_ns as f64
             / (self.span_ns as f64 * f64::from(self.cpus.max(1))).max(1.0)
+    }
+    /// Share of free CPU time with a task waiting in the LLC.
+    pub fn free_idle_llc_waiting_frac(&self) -> f64 {
+        self.free_idle_llc_waiting_ns as f64 / (self.free_idle_ns as f64).max(1.0)
+    }
+}
+
+/// Where each woken task is headed between its `W` and its `U`: its
+/// previous CPU, or where a `M` moved it. A CPU a wakeup is on its way to
+/// is not idle to `idle_cpu()` (`rq->ttwu_pending`).
+#[derive(Default)]
+struct Headed {
+    to: HashMap<u32, u32>,
+    nr: Vec<u32>,
+}
+
+impl Headed {
+    fn set(&mut self, pid: u32, cpu: u32) {
+        self.clear(pid);
+        if let Some(n) = self.nr.get_mut(cpu as usize) {
+            *n += 1;
+            self.to.insert(pid, cpu);
+        }
+    }
+
+    fn clear(&mut self, pid: u32) {
+        if let Some(c) = self.to.remove(&pid) {
+            self.nr[c as usize] = self.nr[c as usize].saturating_sub(1);
+        }
     }
 }
 
@@ -323,6 +372,36 @@ struct Waking {
     prev_busy: bool,
 }
 
+/// Per LLC, its CPUs that run a task with another waiting behind it.
+fn llc_waiting(cur: &[u32], queued: &[u32], llc_of: &[u32], llcs: usize) -> Vec<u32> {
+    let mut n = vec![0u32; llcs];
+    for ((&running, &q), &l) in cur.iter().zip(queued).zip(llc_of) {
+        if running != 0 && q > 0 {
+            n[l as usize] += 1;
+        }
+    }
+    n
+}
+
+/// Counts a periodic balance by the state of its CPU (`free`) and of its
+/// LLC (`beside_waiting`) when it ran.
+fn tick_balance(
+    m: &mut Metrics,
+    c: &Call,
+    free: &impl Fn(usize) -> bool,
+    beside_waiting: &impl Fn(usize) -> bool,
+) {
+    let cpu = c.cpu as usize;
+    if c.func != TICK_BALANCE || cpu >= m.cpus as usize {
+        return;
+    }
+    m.tick_balances += 1;
+    if free(cpu) {
+        m.idle_tick_balances += 1;
+        m.idle_tick_balances_llc_waiting += u64::from(beside_waiting(cpu));
+    }
+}
+
 /// The workload task a `sched_waking` on a CPU running `running` came
 /// from, if one did: a task context, or a softirq on a task's way out of
 /// its syscall (loopback networking), with a workload task other than
@@ -344,6 +423,17 @@ pub fn level_of(topo: &Topology, cpu_a: u32, cpu_b: u32) -> Option<usize> {
 
 /// Measures a run's events on `topo`; `workload` says which pids count.
 pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Metrics {
+    measure_with_calls(events, &[], topo, workload)
+}
+
+/// [`measure`], and what the record's periodic balances met (`calls`,
+/// the trace's `B` lines).
+pub fn measure_with_calls(
+    events: &[Event],
+    calls: &[Call],
+    topo: &Topology,
+    workload: &HashSet<u32>,
+) -> Metrics {
     let ncpu = topo.nr_cpus as usize;
     let levels: Vec<&'static str> = topo
         .domains
@@ -403,22 +493,42 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
     // Pulls logged by a busy destination, by CPU: their levels, until
     // that CPU's next event says newidle or busy.
     let mut pulls: Vec<Vec<usize>> = vec![Vec::new(); ncpu];
+    let mut headed = Headed {
+        nr: vec![0; ncpu],
+        ..Headed::default()
+    };
+    let mut calls = calls.iter().peekable();
+    let llcs = topo.llc_of.iter().max().map_or(0, |&l| l as usize + 1);
     let first = events.first().map_or(0, |e| e.ts_ns);
     let last = events.iter().map(|e| e.ts_ns).max().unwrap_or(first);
     let mut now = first;
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
         // Integrate the CPUs' state up to this event.
         let ts = e.ts_ns.max(now);
         let dt = ts - now;
+        let waiting = llc_waiting(&cur, &q.nr, &topo.llc_of, llcs);
+        let free = |c: usize| cur[c] == 0 && q.nr[c] == 0 && headed.nr[c] == 0;
+        let beside_waiting = |c: usize| waiting[topo.llc_of[c] as usize] > 0;
         if dt > 0 {
-            for (&running, &queued_here) in cur.iter().zip(&q.nr) {
+            for (c, (&running, &queued_here)) in cur.iter().zip(&q.nr).enumerate() {
                 if running == 0 {
                     m.idle_ns += dt;
                     if q.total > queued_here {
                         m.idle_while_waiting_ns += dt;
                     }
                 }
+                if free(c) {
+                    m.free_idle_ns += dt;
+                    if beside_waiting(c) {
+                        m.free_idle_llc_waiting_ns += dt;
+                    }
+                }
             }
+        }
+        // The periodic balances logged before this event met the state
+        // it was left in.
+        for c in std::iter::from_fn(|| calls.next_if(|c| c.after <= i)) {
+            tick_balance(&mut m, c, &free, &beside_waiting);
         }
         now = ts;
         let cpu = e.cpu as usize;
@@ -438,7 +548,8 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
             }
         }
         match e.ev {
-            Ev::Name { .. } | Ev::Exit { .. } => {}
+            Ev::Name { .. } => {}
+            Ev::Exit { pid } => headed.clear(pid),
             Ev::Switch {
                 prev,
                 prev_state,
@@ -459,6 +570,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                     q.enqueue(prev, e.cpu);
                 }
                 q.dequeue(next);
+                headed.clear(next);
                 if workload.contains(&next) {
                     run_start.insert(next, ts);
                     ran_before.insert(next);
@@ -471,6 +583,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 cur[cpu] = next;
             }
             Ev::Waking { pid, prev_cpu, ctx } => {
+                headed.set(pid, prev_cpu);
                 if workload.contains(&pid) {
                     let by_task = task_waker(ctx, cur[cpu], pid, workload).is_some();
                     let prev_runs = cur.get(prev_cpu as usize).copied().unwrap_or(0);
@@ -490,6 +603,9 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 if q.on.contains_key(&pid) {
                     q.dequeue(pid);
                     q.enqueue(pid, dest);
+                }
+                if headed.to.contains_key(&pid) {
+                    headed.set(pid, dest);
                 }
                 if !workload.contains(&pid) {
                     continue;
@@ -527,6 +643,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 }
             }
             Ev::WakeupNew { pid, target } => {
+                headed.clear(pid);
                 forked.remove(&pid);
                 q.enqueue(pid, target);
                 if workload.contains(&pid) && cur.get(target as usize) == Some(&0) {
@@ -534,6 +651,7 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 }
             }
             Ev::Wakeup { pid, target } => {
+                headed.clear(pid);
                 q.enqueue(pid, target);
                 if !workload.contains(&pid) {
                     continue;
@@ -580,6 +698,13 @@ pub fn measure(events: &[Event], topo: &Topology, workload: &HashSet<u32>) -> Me
                 }
             }
         }
+    }
+    // Periodic balances after the last event met the state it left.
+    let waiting = llc_waiting(&cur, &q.nr, &topo.llc_of, llcs);
+    let free = |c: usize| cur[c] == 0 && q.nr[c] == 0 && headed.nr[c] == 0;
+    let beside_waiting = |c: usize| waiting[topo.llc_of[c] as usize] > 0;
+    for c in calls {
+        tick_balance(&mut m, c, &free, &beside_waiting);
     }
     // Pulls no event of their CPU followed: a busy CPU's.
     for levels in pulls {
@@ -831,6 +956,47 @@ mod tests {
         let w = workload_pids(&t.events, &["w".to_string()]);
         let m = measure(&t.events, &two_llcs(), &w);
         assert_eq!((m.fork_idle, m.fork_idle_latency_ns), (1, 700));
+    }
+
+    /// A periodic balance meets the state its CPU and LLC were in: a free
+    /// CPU beside a queue in its LLC, a free CPU of the other LLC, a busy
+    /// CPU, a CPU a wakeup is on its way to, and one after the last
+    /// event; the free time and its share beside a queue are the time's.
+    #[test]
+    fn tick_balances_meet_the_state_they_ran_in() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 S 0 R 11\n0 1 S 0 R 0\n0 4 S 0 R 0\n\
+             100 0 S 11 R 10\n\
+             150 1 B sched_balance_softirq handle_softirqs\n\
+             150 4 B sched_balance_softirq handle_softirqs\n\
+             160 0 B sched_balance_softirq handle_softirqs\n\
+             160 0 B sched_balance_rq sched_balance_domains\n\
+             200 0 W 12 1 t\n\
+             250 1 B sched_balance_softirq handle_softirqs\n\
+             300 1 U 12 1\n310 1 S 0 R 12\n400 0 S 10 S 11\n\
+             500 5 B sched_balance_softirq handle_softirqs\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure_with_calls(&t.events, &t.calls, &two_llcs(), &w);
+        // CPU 0's softirq counts, not as idle; CPU 1's at 250 had 12 on
+        // its way; the sched_balance_rq is not a periodic balance.
+        assert_eq!(
+            (
+                m.tick_balances,
+                m.idle_tick_balances,
+                m.idle_tick_balances_llc_waiting
+            ),
+            (5, 3, 1)
+        );
+        // Free: CPU 1 0-200, CPUs 2, 3 and 4-7 0-400; beside the queue
+        // on CPU 0 (100-400): CPU 1 100-200, CPUs 2 and 3 100-400.
+        assert_eq!((m.free_idle_ns, m.free_idle_llc_waiting_ns), (2600, 700));
+        // Without its calls the record says nothing of them.
+        let plain = measure(&t.events, &two_llcs(), &w);
+        assert_eq!((plain.tick_balances, plain.free_idle_ns), (0, 2600));
+        assert_eq!(plain.migrations, m.migrations);
     }
 
     #[test]

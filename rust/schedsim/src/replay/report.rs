@@ -341,6 +341,24 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
         g.wasted_frac(),
         m.wasted_frac(),
     ));
+    // Where the guest's record has its periodic balances (`B` lines):
+    // how often an idle CPU's balance met a task waiting in its LLC,
+    // beside how much of its idle time did. Ticks that come whatever
+    // the state meet it as often as the time does; the TCG guest's
+    // vCPU takes its tick on its turn, and whether that comes depends
+    // on what the others run.
+    if g.tick_balances > 0 {
+        out.push(share_row(
+            "idle tick balances, work waiting in the LLC",
+            (g.idle_tick_balances_llc_waiting, g.idle_tick_balances),
+            (m.idle_tick_balances_llc_waiting, m.idle_tick_balances),
+        ));
+        out.push(row(
+            "free idle time, work waiting in the LLC".into(),
+            g.free_idle_llc_waiting_frac(),
+            m.free_idle_llc_waiting_frac(),
+        ));
+    }
     // A row of one field of both sides, in `unit` ns (1e3: us, 1e6: ms).
     let field =
         |name: &str, f: Field, unit: f64| row(name.into(), f(g) as f64 / unit, f(m) as f64 / unit);
@@ -842,6 +860,7 @@ mod tests {
             control_early_wakes: EarlyWakes::default(),
             control_stuck_ns: None,
             model_events: Vec::new(),
+            model_calls: Vec::new(),
         };
         r.guest.wakeups = 1000;
         r.model.wakeups = model;
@@ -851,6 +870,30 @@ mod tests {
 
     fn wakeup_row(r: &Replayed) -> Row {
         rows(r).into_iter().find(|x| x.metric == "wakeups").unwrap()
+    }
+
+    /// The idle tick rows need the guest's periodic balances: a trace
+    /// recorded without its `B` lines has none to compare.
+    #[test]
+    fn idle_tick_rows_come_with_the_guests_calls() {
+        const ROW: &str = "idle tick balances, work waiting in the LLC";
+        let mut r = wakeups(1000, 1000);
+        r.model.tick_balances = 50;
+        assert!(rows(&r).iter().all(|x| x.metric != ROW));
+        (r.guest.tick_balances, r.guest.idle_tick_balances) = (100, 40);
+        r.guest.idle_tick_balances_llc_waiting = 4;
+        (
+            r.model.idle_tick_balances,
+            r.model.idle_tick_balances_llc_waiting,
+        ) = (40, 12);
+        (r.guest.free_idle_ns, r.guest.free_idle_llc_waiting_ns) = (1000, 300);
+        (r.model.free_idle_ns, r.model.free_idle_llc_waiting_ns) = (1000, 300);
+        let all = rows(&r);
+        let get = |m: &str| all.iter().find(|x| x.metric == m).unwrap();
+        let b = get(ROW);
+        assert_eq!((b.guest, b.model), (0.1, 0.3));
+        assert!(!b.within && !b.noise, "{b:?}");
+        assert!(get("free idle time, work waiting in the LLC").within);
     }
 
     #[test]

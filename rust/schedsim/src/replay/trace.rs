@@ -38,8 +38,15 @@
 //! | `M` | pid orig_cpu dest_cpu | `sched_migrate_task` |
 //! | `F` | parent_pid child_pid | `sched_process_fork` |
 //! | `X` | pid | `sched_process_exit` |
+//! | `B` | function caller | a function's entry, from the function tracer |
 //!
-//! pid 0 is the idle task.
+//! pid 0 is the idle task. `B` lines come from a recording that named
+//! functions to trace (`SLB_REPLAY_FUNCS` of `scripts/replay.sh`, the
+//! balancer's entry points by default): they say when and where the
+//! kernel ran that code, so the state the events show at that instant is
+//! the state it saw. They are kept apart from the events
+//! ([`Trace::calls`]): a script and every measure of the events read the
+//! trace as if they were not there.
 
 use std::fmt::Write as _;
 
@@ -137,6 +144,27 @@ pub struct Event {
     pub ev: Ev,
 }
 
+/// The function whose entry is a periodic balance: `sched_tick()` raised
+/// `SCHED_SOFTIRQ` because `rq->next_balance` had come, and the softirq
+/// runs `sched_balance_domains()` for this CPU.
+pub const TICK_BALANCE: &str = "sched_balance_softirq";
+
+/// A function's entry (`B`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// Trace clock, ns.
+    pub ts_ns: u64,
+    /// The CPU that ran it.
+    pub cpu: u32,
+    /// The function.
+    pub func: String,
+    /// Its caller, as the function tracer names it.
+    pub caller: String,
+    /// How many events came before it in the record: where it falls
+    /// among events of the same timestamp.
+    pub after: usize,
+}
+
 /// The header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Header {
@@ -222,6 +250,9 @@ pub struct Trace {
     pub header: Header,
     /// Events, in file order.
     pub events: Vec<Event>,
+    /// Function entries (`B`), in file order: none unless the recording
+    /// traced functions.
+    pub calls: Vec<Call>,
 }
 
 fn num<T: std::str::FromStr>(f: Option<&str>, what: &str, line: usize) -> Result<T, String> {
@@ -318,6 +349,28 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         let code = f
             .next()
             .ok_or_else(|| format!("line {line}: missing event code"))?;
+        if t.header.cpus > 0 && cpu >= t.header.cpus {
+            return Err(format!(
+                "line {line}: cpu {cpu} beyond the header's {} CPUs",
+                t.header.cpus
+            ));
+        }
+        if code == "B" {
+            let mut word = |what: &str| {
+                f.next()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("line {line}: B without its {what}"))
+            };
+            let (func, caller) = (word("function")?, word("caller")?);
+            t.calls.push(Call {
+                ts_ns,
+                cpu,
+                func,
+                caller,
+                after: t.events.len(),
+            });
+            continue;
+        }
         let mut n = |what: &str| num::<u32>(f.next(), what, line);
         let ev = match code {
             "T" => {
@@ -374,12 +427,6 @@ pub fn parse(text: &str) -> Result<Trace, String> {
             "X" => Ev::Exit { pid: n("pid")? },
             other => return Err(format!("line {line}: unknown event code '{other}'")),
         };
-        if t.header.cpus > 0 && cpu >= t.header.cpus {
-            return Err(format!(
-                "line {line}: cpu {cpu} beyond the header's {} CPUs",
-                t.header.cpus
-            ));
-        }
         t.events.push(Event { ts_ns, cpu, ev });
     }
     if !versioned {
@@ -389,6 +436,26 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         return Err("no '# topology NAME cpus N' line".to_string());
     }
     Ok(t)
+}
+
+/// One function entry as a line of the format (no newline).
+pub fn call_line(c: &Call) -> String {
+    format!("{} {} B {} {}", c.ts_ns, c.cpu, c.func, c.caller)
+}
+
+/// A record's events and calls as the format's lines, in its order: each
+/// call before the event it came before.
+pub fn body_lines(events: &[Event], calls: &[Call]) -> Vec<String> {
+    let mut out = Vec::with_capacity(events.len().saturating_add(calls.len()));
+    let mut calls = calls.iter().peekable();
+    for (i, e) in events.iter().enumerate() {
+        while let Some(c) = calls.next_if(|c| c.after <= i) {
+            out.push(call_line(c));
+        }
+        out.push(event_line(e));
+    }
+    out.extend(calls.map(call_line));
+    out
 }
 
 /// One event as a line of the format (no newline).
@@ -498,6 +565,45 @@ mod tests {
         assert_eq!(body[4], "1400 1 S 6 D 0");
     }
 
+    /// Function entries stay out of the events, keep their place among
+    /// them and come back out where they were.
+    #[test]
+    fn calls_are_kept_apart_and_in_place() {
+        let with = SMALL
+            .replace(
+                "1200 0 W 6 1 t\n",
+                "1200 0 W 6 1 t\n1250 1 B sched_balance_softirq handle_softirqs\n",
+            )
+            .replace(
+                "1400 1 S 6 D 0\n",
+                "1400 1 S 6 D 0\n1400 1 B sched_balance_rq sched_balance_domains\n",
+            );
+        let (t, plain) = (parse(&with).unwrap(), parse(SMALL).unwrap());
+        assert_eq!(t.events, plain.events);
+        assert_eq!(t.calls.len(), 2);
+        assert_eq!(
+            t.calls[0],
+            Call {
+                ts_ns: 1250,
+                cpu: 1,
+                func: TICK_BALANCE.into(),
+                caller: "handle_softirqs".into(),
+                after: 3,
+            }
+        );
+        assert_eq!(t.calls[1].after, 5);
+        let lines = body_lines(&t.events, &t.calls);
+        let body: Vec<&str> = with.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(lines, body);
+        let h = "# slb-trace 1\n# topology smt2 cpus 8\n";
+        assert!(parse(&format!("{h}10 0 B f\n"))
+            .unwrap_err()
+            .contains("line 3: B without its caller"));
+        assert!(parse(&format!("{h}10 8 B f g\n"))
+            .unwrap_err()
+            .contains("line 3: cpu 8 beyond"));
+    }
+
     #[test]
     fn bad_input_names_the_line() {
         let e = |s: &str| parse(s).unwrap_err();
@@ -526,7 +632,7 @@ mod tests {
             }
         }
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let alphabet = b"0123456789 TWUNSMFXRst#-\n";
+        let alphabet = b"0123456789 TWUNSMFXBRst#-\n";
         for _ in 0..2000 {
             let mut s = String::from("# slb-trace 1\n# topology smt2 cpus 8\n");
             for _ in 0..40 {

@@ -1147,6 +1147,7 @@ impl Sim {
             self.resched(cpu);
         }
         if self.jiffies() >= self.rqs[cpu as usize].next_balance {
+            self.rec_tick_balance(cpu);
             self.rebalance_domains(cpu);
         }
         if self.cfg.nohz {
@@ -1159,9 +1160,15 @@ impl Sim {
         self.run_recorded().0
     }
 
-    /// Runs, and returns the run's events too (empty unless
-    /// `cfg.record_events`).
-    pub fn run_recorded(mut self) -> (RunResult, Vec<crate::replay::trace::Event>) {
+    /// Runs, and returns the run's events and function entries too (empty
+    /// unless `cfg.record_events`).
+    pub fn run_recorded(
+        mut self,
+    ) -> (
+        RunResult,
+        Vec<crate::replay::trace::Event>,
+        Vec<crate::replay::trace::Call>,
+    ) {
         let end = self.cfg.duration_ns;
         self.push(0, Ev::Tick);
         if self.cfg.samples > 0 {
@@ -1224,7 +1231,8 @@ impl Sim {
             self.sample();
         }
         let events = std::mem::take(&mut self.recorder.events);
-        (self.finish(), events)
+        let calls = std::mem::take(&mut self.recorder.calls);
+        (self.finish(), events, calls)
     }
 
     fn sample(&mut self) {

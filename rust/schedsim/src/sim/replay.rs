@@ -14,11 +14,13 @@
 //! it (`sched_switch`, `sched_waking`, `sched_wakeup(_new)`,
 //! `sched_migrate_task`, `sched_process_fork/exit`), with pid = task
 //! index + 1 (0 is idle), so that `crate::replay::metrics` measures the
-//! model's run as it measures the guest's.
+//! model's run as it measures the guest's; and its periodic balances as
+//! the guest's function tracer records `sched_balance_softirq()`
+//! (`trace::TICK_BALANCE`).
 
 use super::*;
 use crate::replay::script::{Op, Script, Start};
-use crate::replay::trace::{Ctx, Ev as TEv, Event};
+use crate::replay::trace::{Call, Ctx, Ev as TEv, Event, TICK_BALANCE};
 
 /// Where each script stands.
 #[derive(Default)]
@@ -42,6 +44,8 @@ pub(super) struct Replay {
 /// The run's events (only with `cfg.record_events`).
 pub(super) struct Recorder {
     pub(super) events: Vec<Event>,
+    /// Function entries, as the guest's function tracer records them.
+    pub(super) calls: Vec<Call>,
     /// pid each CPU runs as the record has it (0: idle).
     cur: Vec<u32>,
     /// The state its last switch-out will show: `R` preempted, `S`
@@ -53,6 +57,7 @@ impl Recorder {
     pub(super) fn new(nr_cpus: u32) -> Self {
         Self {
             events: Vec::new(),
+            calls: Vec::new(),
             cur: vec![0; nr_cpus as usize],
             prev_state: vec!['R'; nr_cpus as usize],
         }
@@ -70,6 +75,21 @@ impl Sim {
                 ts_ns: self.now_ns,
                 cpu,
                 ev,
+            });
+        }
+    }
+
+    /// `sched_balance_softirq()` on `cpu`: its periodic balance, as the
+    /// guest's function tracer logs it (from `handle_softirqs()`).
+    pub(super) fn rec_tick_balance(&mut self, cpu: u32) {
+        if self.cfg.record_events {
+            let after = self.recorder.events.len();
+            self.recorder.calls.push(Call {
+                ts_ns: self.now_ns,
+                cpu,
+                func: TICK_BALANCE.into(),
+                caller: "handle_softirqs".into(),
+                after,
             });
         }
     }
