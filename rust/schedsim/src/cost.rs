@@ -141,6 +141,42 @@ pub const TCG_CTX_SWITCH_HOST_NS: u64 = 14_000;
 /// thread's other work inside the measured span.
 pub const TCG_LB_CLOCK_FACTOR: u32 = 300;
 
+/// What becomes of an idle vCPU's tick under one-thread TCG
+/// (`Config::idle_tick_turn`): a vCPU takes its timer interrupt on its
+/// turn of the host thread, and whether that turn comes before the next
+/// tick depends on what the other vCPUs run. Shares in percent of the
+/// ticks of a CPU with nothing running or queued and no wakeup on its
+/// way; a CPU with a wakeup on its way takes its tick with that wakeup's
+/// IPI, as a busy CPU's, or loses it if the next tick comes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdleTickTurn {
+    /// Taken at once when no CPU has a task waiting behind a running
+    /// one.
+    pub take_free_pct: u32,
+    /// Then deferred to the CPU's next wakeup, and taken with it as a
+    /// busy CPU's; the rest are lost.
+    pub defer_free_pct: u32,
+    /// Taken at once when some CPU has one: a vCPU with work queued
+    /// holds the host thread.
+    pub take_waiting_pct: u32,
+    /// Then deferred to the CPU's next wakeup, and taken with it as a
+    /// busy CPU's; the rest are lost.
+    pub defer_waiting_pct: u32,
+}
+
+/// [`IdleTickTurn`] as the guest's record shows it: the function
+/// tracer's `sched_balance_softirq()` entries against the state at each
+/// tick instant (`SLB_REPLAY_FUNCS` of `make replay`, 2026-12-07, every
+/// hackbench experiment on smt2 and numa2 in both states; the counts are
+/// in `Documentation/schedsim.rst`, "An idle vCPU's tick comes on its
+/// turn").
+pub const TCG_IDLE_TICK_TURN: IdleTickTurn = IdleTickTurn {
+    take_free_pct: 73,
+    defer_free_pct: 4,
+    take_waiting_pct: 22,
+    defer_waiting_pct: 20,
+};
+
 /// What a wakeup and a context switch cost in the guest `make bench`
 /// boots: QEMU's TCG with one host thread for every vCPU
 /// (`Documentation/results.rst`, "Machine"), so that kernel work of one

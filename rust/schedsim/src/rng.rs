@@ -29,7 +29,7 @@ pub enum Purpose {
     Task,
     /// A replay's TCG latencies, drawn from the trace's spread
     /// (`cost::LatencySpread`; one stream per run; id 1: the idle
-    /// vCPUs' tick waits, `Config::idle_tick_wait`).
+    /// vCPUs' ticks, `Config::idle_tick_turn`).
     Latency,
 }
 

@@ -255,7 +255,7 @@ fn model_config(
     cfg.wake_list_at_tick = opts.wake_list_at_tick;
     cfg.lb_clock_factor = opts.lb_clock_factor;
     cfg.latency_spread = cost.spread.clone();
-    cfg.idle_tick_wait = cost.idle_tick_wait.clone();
+    cfg.idle_tick_turn = cost.idle_tick_turn;
     cfg
 }
 
@@ -264,9 +264,8 @@ fn model_config(
 struct Costs {
     model: CostModel,
     spread: Option<Rc<LatencySpread>>,
-    /// `Config::idle_tick_wait`: the trace's wake list spread, with the
-    /// guest's latencies.
-    idle_tick_wait: Option<Rc<Vec<u64>>>,
+    /// `Config::idle_tick_turn`: TCG's, with the guest's latencies.
+    idle_tick_turn: Option<crate::cost::IdleTickTurn>,
 }
 
 /// How long the model may run a replay of a run that spanned `span_ns`:
@@ -451,8 +450,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             ..steal
         },
         spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| Rc::new(guest.spread.clone())),
-        idle_tick_wait: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread)
-            .then(|| Rc::new(guest.spread.wake_list_ns.clone())),
+        idle_tick_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread)
+            .then_some(crate::cost::TCG_IDLE_TICK_TURN),
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, &cost);
     let ModelRun {

@@ -211,19 +211,19 @@ pub struct Config {
     /// taking the cost model's constant (`schedsim replay --wake-idle-us
     /// guest-spread`); None: the constants.
     pub latency_spread: Option<Rc<crate::cost::LatencySpread>>,
-    /// Under single-threaded TCG an idle vCPU's tick is an interrupt
-    /// raised for a halted vCPU, and it waits for that vCPU's turn as the
-    /// wake list's IPI does: each idle CPU's tick waits a draw from these
-    /// quantiles (ns, the trace's spread of the wake list's latency,
-    /// `cost::LatencySpread::wake_list_ns`), and one that waits a tick
-    /// period or more is merged into the next, as the LAPIC's pending
-    /// timer interrupt is: that tick's balance is lost. The guest shows
-    /// it (`/proc/interrupts` LOC on smt2): four idle vCPUs beside a
-    /// hackbench on the other four took 69% of their ticks, all of them
-    /// with nothing running (`Documentation/schedsim.rst`, "Replay
-    /// against the guest"). None (the default): every idle CPU ticks on
-    /// time, as on hardware.
-    pub idle_tick_wait: Option<Rc<Vec<u64>>>,
+    /// Under single-threaded TCG an idle vCPU takes its tick on its turn
+    /// of the one host thread, and whether the turn comes depends on
+    /// what the others run ([`crate::cost::IdleTickTurn`]): a free CPU's
+    /// tick is taken at once or lost, less often taken while another CPU
+    /// has a task waiting (a vCPU with work queued holds the thread),
+    /// then perhaps with the CPU's next wakeup, as a busy CPU's; a CPU
+    /// with a wakeup on its way takes it with that wakeup's IPI. The
+    /// guest's record shows it (`Documentation/schedsim.rst`, "An idle
+    /// vCPU's tick comes on its turn"): its idle CPUs' periodic balances
+    /// met a task waiting in their LLC a third as often as their idle
+    /// time did. None (the default): every idle CPU ticks on time, as on
+    /// hardware, whatever the state.
+    pub idle_tick_turn: Option<crate::cost::IdleTickTurn>,
 }
 
 impl Config {
@@ -248,7 +248,7 @@ impl Config {
             lb_clock_factor: 1,
             record_events: false,
             latency_spread: None,
-            idle_tick_wait: None,
+            idle_tick_turn: None,
         }
     }
 }
@@ -505,6 +505,9 @@ pub struct Rq {
     /// enqueue them still on its way. While it holds any, `idle_cpu()`
     /// says no (`rq->ttwu_pending`), but no balancer sees them.
     pub wake_list: Vec<usize>,
+    /// Its tick waits for the vCPU's turn, which its next wakeup's IPI
+    /// brings (`Config::idle_tick_turn`); cleared at the next tick.
+    pub tick_deferred: bool,
     /// `cfs_rq->avg.load_avg` input: runnable weight.
     pub load: Pelt,
     /// `cfs_rq->avg.util_avg` input: 1024 while running.
@@ -552,10 +555,6 @@ enum Ev {
     },
     /// A wakee reaches the idle CPU it was placed on (`wake_idle_ns`).
     IdlePick {
-        cpu: u32,
-    },
-    /// An idle vCPU takes its delayed tick (`Config::idle_tick_wait`).
-    IdleTick {
         cpu: u32,
     },
     /// The wake list's IPI reaches `cpu` (`wake_list_ns`):
@@ -627,7 +626,7 @@ pub struct Sim {
     tcg_idle_rng: Rng,
     /// Draws of the TCG latencies from `Config::latency_spread`.
     latency_rng: Rng,
-    /// Draws of `Config::idle_tick_wait`.
+    /// Draws of `Config::idle_tick_turn`.
     idle_tick_rng: Rng,
     /// `cfg.tcg_rr`: turns that ended early since the last tick (a vCPU
     /// halted, sent an IPI or took a timer's interrupt), each one more
@@ -728,6 +727,7 @@ impl Sim {
                 steal_cost_stamp: None,
                 steal: None,
                 wake_list: Vec::new(),
+                tick_deferred: false,
                 load: Pelt::new(0, 0),
                 util: Pelt::new(0, 0),
                 last_task: None,
@@ -1098,6 +1098,15 @@ impl Sim {
         };
         let mut order = std::mem::take(&mut self.order);
         self.tick_rng.shuffle(&mut order);
+        // A tick deferred past this one is merged into it, as the LAPIC's
+        // pending timer interrupt is: lost.
+        for rq in &mut self.rqs {
+            rq.tick_deferred = false;
+        }
+        // A task waiting behind a running one, as the record shows it:
+        // runnable, not a delayed dequeue's sleeper.
+        let waiting = self.cfg.idle_tick_turn.is_some()
+            && (0..self.cfg.topology.nr_cpus).any(|c| self.nr_runnable(c) >= 2);
         for &cpu in &order {
             // NO_HZ_IDLE: an idle CPU's tick is stopped; the kicked idle
             // load balancer balances for it (`nohz.rs`).
@@ -1112,19 +1121,9 @@ impl Sim {
                 continue;
             }
             // TCG: a halted vCPU's tick waits for its turn, or is lost
-            // (its wait drawn from the trace's, without TCG's rounds).
-            if !self.cfg.tcg_rr
-                && self.rqs[cpu as usize].curr.is_none()
-                && self.nr_running(cpu) == 0
-            {
-                match self.idle_tick_wait_ns() {
-                    Some(w) if w >= self.tick_ns => continue,
-                    Some(w) if w > 0 => {
-                        self.push(self.now_ns.saturating_add(w), Ev::IdleTick { cpu });
-                        continue;
-                    }
-                    _ => {}
-                }
+            // (its odds measured in the guest, without TCG's rounds).
+            if !self.cfg.tcg_rr && !self.idle_tick_now(cpu, waiting) {
+                continue;
             }
             self.tick_cpu(cpu);
         }
@@ -1132,10 +1131,41 @@ impl Sim {
         self.push(self.now_ns.saturating_add(self.tick_ns), Ev::Tick);
     }
 
-    /// One draw of `Config::idle_tick_wait`, ns; None without it.
-    fn idle_tick_wait_ns(&mut self) -> Option<u64> {
-        let points = self.cfg.idle_tick_wait.as_ref()?;
-        draw(points, &mut self.idle_tick_rng)
+    /// Whether an idle CPU's tick is taken now (`Config::idle_tick_turn`;
+    /// always without it, and for a CPU that runs or queues something);
+    /// if not, it is deferred (`Rq::tick_deferred`) or lost. `waiting`:
+    /// some CPU has a task waiting behind a running one.
+    fn idle_tick_now(&mut self, cpu: u32, waiting: bool) -> bool {
+        let Some(turn) = self.cfg.idle_tick_turn else {
+            return true;
+        };
+        let rq = &self.rqs[cpu as usize];
+        if rq.curr.is_some() || self.nr_running(cpu) > 0 {
+            return true;
+        }
+        if !rq.wake_list.is_empty() {
+            self.rqs[cpu as usize].tick_deferred = true;
+            return false;
+        }
+        let pct = self.idle_tick_rng.below(100);
+        let (take, defer) = if waiting {
+            (turn.take_waiting_pct, turn.defer_waiting_pct)
+        } else {
+            (turn.take_free_pct, turn.defer_free_pct)
+        };
+        if pct < u64::from(take) {
+            return true;
+        }
+        self.rqs[cpu as usize].tick_deferred = pct < u64::from(take.saturating_add(defer));
+        false
+    }
+
+    /// The tick a CPU's turn deferred (`Config::idle_tick_turn`), taken
+    /// now that a wakeup's IPI gave it one.
+    pub(super) fn deferred_tick(&mut self, cpu: u32) {
+        if std::mem::take(&mut self.rqs[cpu as usize].tick_deferred) {
+            self.tick_cpu(cpu);
+        }
     }
 
     /// `sched_tick()`'s work on `cpu`.
@@ -1202,7 +1232,6 @@ impl Sim {
                     }
                 }
                 Ev::WakeList { cpu } => self.ttwu_pending(cpu),
-                Ev::IdleTick { cpu } => self.tick_cpu(cpu),
                 Ev::Sample => {
                     self.sample();
                     let step = (end / u64::from(self.cfg.samples.max(1))).max(1);
@@ -1488,17 +1517,23 @@ mod tests {
         assert_eq!(s.tcg_turn_ends, 0);
     }
 
-    /// `Config::idle_tick_wait`: an idle CPU's tick that waits a tick
-    /// period or more is lost, so three spinners on qemu8's eight CPUs
-    /// leave the five idle ones no periodic balance at all; one that
-    /// waits less is taken late, and they balance as often; a wait of 0
-    /// is the run without the rule, decision for decision.
+    /// An idle vCPU's tick under TCG's turns (`Config::idle_tick_turn`):
+    /// three spinners leave five CPUs free with nothing waiting, whose
+    /// ticks are taken, lost or deferred as the odds say; all taken is
+    /// hardware's run exactly.
     #[test]
-    fn an_idle_vcpus_tick_waits_for_its_turn_or_is_lost() {
-        let run = |wait: Option<Vec<u64>>| {
+    fn an_idle_vcpus_tick_comes_on_its_turn() {
+        use crate::cost::IdleTickTurn;
+        let turn = |take, defer| IdleTickTurn {
+            take_free_pct: take,
+            defer_free_pct: defer,
+            take_waiting_pct: take,
+            defer_waiting_pct: defer,
+        };
+        let run = |t: Option<IdleTickTurn>| {
             let r = fair("qemu8", 3, |c| {
                 c.duration_ns = 200_000_000;
-                c.idle_tick_wait = wait.map(Rc::new);
+                c.idle_tick_turn = t;
             })
             .run();
             let idle = r
@@ -1509,18 +1544,94 @@ mod tests {
                 .unwrap_or(0);
             (r.trace_hash, idle)
         };
-        let tick_ns = tick_ns(DEFAULT_HZ);
         let (hash, idle) = run(None);
         assert!(idle > 300, "five idle CPUs balance at their ticks: {idle}");
-        assert_eq!(run(Some(vec![0])), (hash, idle));
-        assert_eq!(run(Some(vec![tick_ns])).1, 0, "every idle tick lost");
-        let (_, late) = run(Some(vec![tick_ns / 2]));
-        assert!(late * 10 >= idle * 9, "late, not lost: {late} of {idle}");
-        // Half the draws lost: about half the balances.
-        let (_, half) = run(Some(vec![0, tick_ns]));
+        assert_eq!(run(Some(turn(100, 0))), (hash, idle));
+        // Lost, or deferred to a wakeup that never comes: no idle balance.
+        assert_eq!(run(Some(turn(0, 0))).1, 0, "every idle tick lost");
+        assert_eq!(run(Some(turn(0, 100))).1, 0, "no wakeup brings them");
+        let (_, half) = run(Some(turn(50, 0)));
         assert!(
             half * 10 > idle * 3 && half * 10 < idle * 7,
             "{half} of {idle}"
+        );
+        // Tasks that sleep and wake: a deferred tick is taken with a
+        // wakeup, as a busy CPU's.
+        let busy = |t: IdleTickTurn| {
+            let mut cfg = Config::new(
+                Topology::preset("qemu8").unwrap(),
+                Workload::parse("periodic:4:1000:5000").unwrap(),
+                1,
+                300_000_000,
+            );
+            cfg.idle_tick_turn = Some(t);
+            let r = Sim::new(cfg).run();
+            r.schedstat
+                .totals()
+                .get("lb_count_busy")
+                .copied()
+                .unwrap_or(0)
+        };
+        let (lost, deferred) = (busy(turn(0, 0)), busy(turn(0, 100)));
+        assert!(deferred > lost, "deferred {deferred}, lost {lost}");
+    }
+
+    /// Whether a tick is taken depends on the state: a CPU that runs
+    /// something takes it; one with a wakeup on its way waits for that
+    /// wakeup's IPI; a free one draws by whether a task waits anywhere,
+    /// and a deferred tick comes with its next wakeup, or is merged into
+    /// the next tick.
+    #[test]
+    fn an_idle_vcpus_turn_follows_the_state() {
+        let mut s = fair("qemu8", 3, |c| {
+            c.idle_tick_turn = Some(crate::cost::IdleTickTurn {
+                take_free_pct: 100,
+                defer_free_pct: 0,
+                take_waiting_pct: 0,
+                defer_waiting_pct: 100,
+            });
+        });
+        s.now_ns = 100_000_000;
+        for rq in &mut s.rqs {
+            rq.last_acct_ns = s.now_ns;
+        }
+        let busy = (0..8).find(|&c| s.rqs[c as usize].curr.is_some()).unwrap();
+        let free = (0..8).find(|&c| s.nr_running(c) == 0).unwrap();
+        assert!(s.idle_tick_now(busy, true));
+        assert!(s.idle_tick_now(free, false), "nothing waits: taken");
+        assert!(!s.idle_tick_now(free, true) && s.rqs[free as usize].tick_deferred);
+        // The next tick merges a deferred one.
+        s.tick();
+        assert!(!s.rqs[free as usize].tick_deferred);
+        // A wakeup on its way: deferred whatever the draw, then taken with
+        // the wakeup's enqueue, as a busy CPU's.
+        let t = s.rqs[busy as usize].curr.unwrap();
+        s.rqs[free as usize].wake_list.push(t);
+        assert!(!s.idle_tick_now(free, false) && s.rqs[free as usize].tick_deferred);
+        s.rqs[free as usize].wake_list.clear();
+        let before = s
+            .schedstat
+            .totals()
+            .get("lb_count_busy")
+            .copied()
+            .unwrap_or(0);
+        s.rqs[free as usize].next_balance = 0;
+        s.deferred_tick(free);
+        assert!(!s.rqs[free as usize].tick_deferred);
+        let after = s
+            .schedstat
+            .totals()
+            .get("lb_count_busy")
+            .copied()
+            .unwrap_or(0);
+        assert_eq!(after, before, "still free: an idle balance, not a busy one");
+        assert!(
+            s.schedstat
+                .totals()
+                .get("lb_count_idle")
+                .copied()
+                .unwrap_or(0)
+                > 0
         );
     }
 

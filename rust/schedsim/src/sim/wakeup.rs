@@ -110,6 +110,7 @@ impl Sim {
         // one only when the wakee preempts it.
         let curr_before = self.rqs[cpu as usize].curr;
         self.activate(t, cpu);
+        self.deferred_tick(cpu);
         let rq = &self.rqs[cpu as usize];
         let ipi =
             cpu != here && (curr_before.is_none() || rq.curr != curr_before || rq.need_resched);
@@ -130,6 +131,7 @@ impl Sim {
             }
             self.activate(t, cpu);
         }
+        self.deferred_tick(cpu);
     }
 
     /// `record_wakee()`.
