@@ -102,7 +102,8 @@ bench_counters() {
 # With a file "funcs" too (SLB_REPLAY_FUNCS of scripts/replay.sh), the
 # function tracer logs the entry of the functions it names
 # (set_ftrace_filter) into the same buffer: a "B" line each, when and
-# where the kernel ran them (sched_balance_softirq(): a periodic balance).
+# where the kernel ran them (sched_tick(): a CPU's tick;
+# sched_balance_softirq(): its periodic balance).
 trace_events="sched_waking sched_wakeup sched_wakeup_new sched_switch sched_migrate_task sched_process_fork sched_process_exit"
 tracefs=/sys/kernel/tracing
 bench_traced() { [ -f "$bench_dir/trace" ]; }

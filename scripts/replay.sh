@@ -30,8 +30,8 @@
 # SLB_REPLAY_TRACE_KB (buffer per CPU, 1024; a run that fills it is
 # replayed over its start, up to where the first CPU's buffer filled),
 # SLB_REPLAY_FUNCS (kernel functions whose entries the trace logs, by the
-# function tracer; sched_balance_softirq, the periodic balance, by
-# default; empty: none),
+# function tracer; sched_tick and sched_balance_softirq, each CPU's tick
+# and periodic balance, by default; empty: none),
 # SLB_REPLAY_OUT (.cache/replay), SLB_REPLAY_REUSE=1 (no guest: the model
 # again on the traces a run left in SLB_REPLAY_OUT). A full run (no
 # topology or experiment chosen, not quick) also writes
@@ -47,10 +47,10 @@ for t in $topologies; do
 done
 quick=${QUICK:-0}
 trace_kb=${SLB_REPLAY_TRACE_KB:-1024}
-# The functions whose entries the trace logs too ("B" lines): the
-# periodic balance by default, which replay's idle-tick rows read; set
-# empty, none.
-funcs=${SLB_REPLAY_FUNCS-sched_balance_softirq}
+# The functions whose entries the trace logs too ("B" lines): the tick
+# and the periodic balance by default, which replay's idle-tick rows and
+# scripts/replay_ticks.py read; set empty, none.
+funcs=${SLB_REPLAY_FUNCS-sched_tick sched_balance_softirq}
 [[ "$funcs" =~ ^[A-Za-z0-9_\ ]*$ ]] || die "replay: SLB_REPLAY_FUNCS='$funcs': need function names"
 
 [[ "$trace_kb" =~ ^[1-9][0-9]*$ ]] || die "replay: trace_kb=$trace_kb: need a whole number above 0"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# What became of each idle CPU's tick in traces that logged the periodic
-# balance (make replay with SLB_REPLAY_FUNCS: "B <ts> <cpu> B
-# sched_balance_softirq handle_softirqs" lines; schedsim's trace format,
+# What became of each idle CPU's tick in traces that logged it (make
+# replay with SLB_REPLAY_FUNCS: "<ts> <cpu> B sched_tick
+# update_process_times" lines; schedsim's trace format,
 # rust/schedsim/src/replay/trace.rs). The numbers behind
 # cost::TCG_IDLE_TICK_TURN (Documentation/schedsim.rst, "An idle vCPU's
 # tick comes on its turn").
@@ -12,26 +12,32 @@
 #
 # The guest is CONFIG_HZ_PERIODIC at 250 Hz, its ticks aligned across
 # CPUs: the tick instants are the trace's own, the start of the 4 ms
-# phase where its periodic balances bunch. At each tick instant every
+# phase where its sched_tick() entries bunch. At each tick instant every
 # CPU that runs nothing and has nothing queued is put in one class:
 #   pend     a wakeup is on its way to it (its W seen, its U not yet),
 #   waiting  some CPU has a task waiting behind a running one,
 #   none     neither;
-# then its first periodic balance before the next tick instant says what
+# then its first sched_tick() before the next tick instant says what
 # became of that tick: "idle" (taken with the CPU still free), "busy"
-# (taken after a task came), or "lost" (none in the period).
+# (taken after a task came), or "lost" (none in the period: merged into
+# the next). A trace that logged only the periodic balance
+# (sched_balance_softirq) is read the same way with it in sched_tick's
+# place, which also counts as lost the ticks whose CPU had no balance
+# due (rq->next_balance: an idle MC level balanced every other tick once
+# its interval doubled), and says so.
 #
-# Where the trace also logged sched_balance_rq() and
+# Where a trace of smt2 (SMT siblings CPU and CPU ^ 1) also logged
+# sched_balance_softirq(), sched_balance_rq() and
 # sched_balance_find_src_rq(), a second table: the free CPUs' periodic
-# balances by whether the SMT sibling (CPU ^ 1: the bench's smt2) had a
-# task waiting, and how often their first level (SMT) found a busiest
-# group.
+# balances by whether the SMT sibling had a task waiting, and how often
+# their first level (SMT) found a busiest group.
 import collections
 import sys
 
 TICK_NS = 4_000_000
 BIN_NS = 20_000
 TICK_BALANCE = "sched_balance_softirq"
+TICK = "sched_tick"
 
 
 def read(path):
@@ -39,10 +45,12 @@ def read(path):
     keeps its place among events of its timestamp)."""
     evs = []
     cpus = 0
+    topology = None
     with open(path) as f:
         for line in f:
             if line.startswith("# topology"):
                 w = line.split()
+                topology = w[2] if len(w) > 2 else None
                 if "cpus" in w:
                     cpus = int(w[w.index("cpus") + 1])
                 continue
@@ -52,14 +60,14 @@ def read(path):
     evs.sort(key=lambda f: int(f[0]))
     if cpus == 0:
         sys.exit(f"replay_ticks.py: {path}: no '# topology NAME cpus N' line")
-    return evs, cpus
+    return evs, cpus, topology
 
 
-def tick_phase(evs):
+def tick_phase(evs, tick):
     """The tick instants' phase in the 4 ms period: the start of the
-    densest bunch of periodic balances."""
+    densest bunch of the tick function's entries."""
     h = collections.Counter((int(f[0]) % TICK_NS) // BIN_NS
-                            for f in evs if f[2] == "B" and f[3] == TICK_BALANCE)
+                            for f in evs if f[2] == "B" and f[3] == tick)
     if not h:
         return None
     k = max(h, key=h.get)
@@ -126,10 +134,14 @@ class State:
 
 
 def ticks(path, out, smt):
-    evs, cpus = read(path)
-    phase = tick_phase(evs)
+    """Counts one trace's ticks into out and its free CPUs' balances
+    into smt; returns the function that stood for the tick, or None."""
+    evs, cpus, topology = read(path)
+    siblings = topology == "smt2"
+    tick = TICK if any(f[2] == "B" and f[3] == TICK for f in evs) else TICK_BALANCE
+    phase = tick_phase(evs, tick)
     if phase is None:
-        return False
+        return None
     st = State(cpus)
     period = None
     watch = {}
@@ -158,9 +170,9 @@ def ticks(path, out, smt):
             st.event(f)
             continue
         fn = f[3]
-        if fn == TICK_BALANCE:
-            if cpu in watch:
-                out[(watch.pop(cpu), "idle" if st.free(cpu) else "busy")] += 1
+        if fn == tick and cpu in watch:
+            out[(watch.pop(cpu), "idle" if st.free(cpu) else "busy")] += 1
+        if fn == TICK_BALANCE and siblings:
             close_balance(cpu)
             if st.free(cpu):
                 bal[cpu] = [st.nr[cpu ^ 1] >= 2 if cpu ^ 1 < cpus else False, None, 0]
@@ -176,7 +188,7 @@ def ticks(path, out, smt):
                 b[1] = True
     for cpu in list(bal):
         close_balance(cpu)
-    return True
+    return tick
 
 
 def main(argv):
@@ -184,12 +196,18 @@ def main(argv):
         sys.exit("usage: replay_ticks.py TRACE...")
     out = collections.Counter()
     smt = collections.Counter()
-    used = 0
+    used = collections.Counter()
     for path in argv[1:]:
-        used += ticks(path, out, smt)
-    if used == 0:
-        sys.exit("replay_ticks.py: no periodic balance (B sched_balance_softirq) in these traces")
-    print(f"ticks of CPUs with nothing running or queued, {used} traces:")
+        tick = ticks(path, out, smt)
+        if tick:
+            used[tick] += 1
+    if not used:
+        sys.exit("replay_ticks.py: no tick (B sched_tick) or periodic balance "
+                 "(B sched_balance_softirq) in these traces")
+    by = ", ".join(f"{n} by {fn}()" for fn, n in sorted(used.items()))
+    print(f"ticks of CPUs with nothing running or queued, {sum(used.values())} traces ({by}):")
+    if used[TICK_BALANCE]:
+        print("  (by sched_balance_softirq(): a tick with no balance due counts as lost)")
     for cls in ("none", "waiting", "pend"):
         n = sum(out[(cls, h)] for h in ("idle", "busy", "lost"))
         shares = "  ".join(f"{h} {100 * out[(cls, h)] / max(n, 1):.0f}%" for h in ("idle", "busy", "lost"))

@@ -165,16 +165,17 @@ pub struct IdleTickTurn {
 }
 
 /// [`IdleTickTurn`] as the guest's record shows it: the function
-/// tracer's `sched_balance_softirq()` entries against the state at each
-/// tick instant (`SLB_REPLAY_FUNCS` of `make replay`, 2026-12-07, every
-/// hackbench experiment on smt2 and numa2 in both states; the counts are
-/// in `Documentation/schedsim.rst`, "An idle vCPU's tick comes on its
-/// turn").
+/// tracer's `sched_tick()` entries against the state at each tick
+/// instant (`SLB_REPLAY_FUNCS` of `make replay`, 2026-12-07, every
+/// hackbench experiment on smt2 and numa2 in both states, 22 runs, 12880
+/// ticks of a CPU with nothing to run; `scripts/replay_ticks.py`; the
+/// counts are in `Documentation/schedsim.rst`, "An idle vCPU's tick
+/// comes on its turn").
 pub const TCG_IDLE_TICK_TURN: IdleTickTurn = IdleTickTurn {
-    take_free_pct: 73,
-    defer_free_pct: 4,
-    take_waiting_pct: 22,
-    defer_waiting_pct: 20,
+    take_free_pct: 82,
+    defer_free_pct: 10,
+    take_waiting_pct: 24,
+    defer_waiting_pct: 19,
 };
 
 /// What a wakeup and a context switch cost in the guest `make bench`
