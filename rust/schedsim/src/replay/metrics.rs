@@ -372,33 +372,53 @@ struct Waking {
     prev_busy: bool,
 }
 
-/// Per LLC, its CPUs that run a task with another waiting behind it.
-fn llc_waiting(cur: &[u32], queued: &[u32], llc_of: &[u32], llcs: usize) -> Vec<u32> {
-    let mut n = vec![0u32; llcs];
+/// What the record says of each CPU at an instant, for the idle tick
+/// measures: what it runs (`cur`, pid 0 idle), what it queues, the
+/// wakeups on their way to it, and per LLC its CPUs that run a task with
+/// another waiting behind it ([`llc_waiting`]).
+struct TickState<'a> {
+    cur: &'a [u32],
+    queued: &'a [u32],
+    headed: &'a [u32],
+    waiting: &'a [u32],
+    llc_of: &'a [u32],
+}
+
+impl TickState<'_> {
+    /// Nothing running or queued there, and no wakeup on its way: an idle
+    /// CPU to `idle_cpu()`.
+    fn free(&self, c: usize) -> bool {
+        self.cur[c] == 0 && self.queued[c] == 0 && self.headed[c] == 0
+    }
+
+    /// Another CPU of its LLC has a task waiting behind a running one (a
+    /// free CPU is not one of them).
+    fn beside_waiting(&self, c: usize) -> bool {
+        self.waiting[self.llc_of[c] as usize] > 0
+    }
+
+    /// Counts a periodic balance by the state its CPU and LLC were in.
+    fn count(&self, m: &mut Metrics, c: &Call) {
+        let cpu = c.cpu as usize;
+        if c.func != TICK_BALANCE || cpu >= self.cur.len() {
+            return;
+        }
+        m.tick_balances += 1;
+        if self.free(cpu) {
+            m.idle_tick_balances += 1;
+            m.idle_tick_balances_llc_waiting += u64::from(self.beside_waiting(cpu));
+        }
+    }
+}
+
+/// Per LLC, into `n`, its CPUs that run a task with another waiting
+/// behind it.
+fn llc_waiting(n: &mut [u32], cur: &[u32], queued: &[u32], llc_of: &[u32]) {
+    n.fill(0);
     for ((&running, &q), &l) in cur.iter().zip(queued).zip(llc_of) {
         if running != 0 && q > 0 {
             n[l as usize] += 1;
         }
-    }
-    n
-}
-
-/// Counts a periodic balance by the state of its CPU (`free`) and of its
-/// LLC (`beside_waiting`) when it ran.
-fn tick_balance(
-    m: &mut Metrics,
-    c: &Call,
-    free: &impl Fn(usize) -> bool,
-    beside_waiting: &impl Fn(usize) -> bool,
-) {
-    let cpu = c.cpu as usize;
-    if c.func != TICK_BALANCE || cpu >= m.cpus as usize {
-        return;
-    }
-    m.tick_balances += 1;
-    if free(cpu) {
-        m.idle_tick_balances += 1;
-        m.idle_tick_balances_llc_waiting += u64::from(beside_waiting(cpu));
     }
 }
 
@@ -498,7 +518,7 @@ pub fn measure_with_calls(
         ..Headed::default()
     };
     let mut calls = calls.iter().peekable();
-    let llcs = topo.llc_of.iter().max().map_or(0, |&l| l as usize + 1);
+    let mut waiting = vec![0u32; topo.llc_of.iter().max().map_or(0, |&l| l as usize + 1)];
     let first = events.first().map_or(0, |e| e.ts_ns);
     let last = events.iter().map(|e| e.ts_ns).max().unwrap_or(first);
     let mut now = first;
@@ -506,9 +526,17 @@ pub fn measure_with_calls(
         // Integrate the CPUs' state up to this event.
         let ts = e.ts_ns.max(now);
         let dt = ts - now;
-        let waiting = llc_waiting(&cur, &q.nr, &topo.llc_of, llcs);
-        let free = |c: usize| cur[c] == 0 && q.nr[c] == 0 && headed.nr[c] == 0;
-        let beside_waiting = |c: usize| waiting[topo.llc_of[c] as usize] > 0;
+        let calls_due = calls.peek().is_some_and(|c| c.after <= i);
+        if dt > 0 || calls_due {
+            llc_waiting(&mut waiting, &cur, &q.nr, &topo.llc_of);
+        }
+        let st = TickState {
+            cur: &cur,
+            queued: &q.nr,
+            headed: &headed.nr,
+            waiting: &waiting,
+            llc_of: &topo.llc_of,
+        };
         if dt > 0 {
             for (c, (&running, &queued_here)) in cur.iter().zip(&q.nr).enumerate() {
                 if running == 0 {
@@ -517,9 +545,9 @@ pub fn measure_with_calls(
                         m.idle_while_waiting_ns += dt;
                     }
                 }
-                if free(c) {
+                if st.free(c) {
                     m.free_idle_ns += dt;
-                    if beside_waiting(c) {
+                    if st.beside_waiting(c) {
                         m.free_idle_llc_waiting_ns += dt;
                     }
                 }
@@ -527,8 +555,8 @@ pub fn measure_with_calls(
         }
         // The periodic balances logged before this event met the state
         // it was left in.
-        for c in std::iter::from_fn(|| calls.next_if(|c| c.after <= i)) {
-            tick_balance(&mut m, c, &free, &beside_waiting);
+        while let Some(c) = calls.next_if(|c| c.after <= i) {
+            st.count(&mut m, c);
         }
         now = ts;
         let cpu = e.cpu as usize;
@@ -700,11 +728,16 @@ pub fn measure_with_calls(
         }
     }
     // Periodic balances after the last event met the state it left.
-    let waiting = llc_waiting(&cur, &q.nr, &topo.llc_of, llcs);
-    let free = |c: usize| cur[c] == 0 && q.nr[c] == 0 && headed.nr[c] == 0;
-    let beside_waiting = |c: usize| waiting[topo.llc_of[c] as usize] > 0;
+    llc_waiting(&mut waiting, &cur, &q.nr, &topo.llc_of);
+    let st = TickState {
+        cur: &cur,
+        queued: &q.nr,
+        headed: &headed.nr,
+        waiting: &waiting,
+        llc_of: &topo.llc_of,
+    };
     for c in calls {
-        tick_balance(&mut m, c, &free, &beside_waiting);
+        st.count(&mut m, c);
     }
     // Pulls no event of their CPU followed: a busy CPU's.
     for levels in pulls {

@@ -1139,11 +1139,10 @@ impl Sim {
         let Some(turn) = self.cfg.idle_tick_turn else {
             return true;
         };
-        let rq = &self.rqs[cpu as usize];
-        if rq.curr.is_some() || self.nr_running(cpu) > 0 {
+        if self.nr_running(cpu) > 0 {
             return true;
         }
-        if !rq.wake_list.is_empty() {
+        if !self.rqs[cpu as usize].wake_list.is_empty() {
             self.rqs[cpu as usize].tick_deferred = true;
             return false;
         }
@@ -1609,30 +1608,17 @@ mod tests {
         s.rqs[free as usize].wake_list.push(t);
         assert!(!s.idle_tick_now(free, false) && s.rqs[free as usize].tick_deferred);
         s.rqs[free as usize].wake_list.clear();
-        let before = s
-            .schedstat
-            .totals()
-            .get("lb_count_busy")
-            .copied()
-            .unwrap_or(0);
+        let lb = |s: &Sim, k: &str| s.schedstat.totals()[k];
+        let busy_before = lb(&s, "lb_count_busy");
         s.rqs[free as usize].next_balance = 0;
         s.deferred_tick(free);
         assert!(!s.rqs[free as usize].tick_deferred);
-        let after = s
-            .schedstat
-            .totals()
-            .get("lb_count_busy")
-            .copied()
-            .unwrap_or(0);
-        assert_eq!(after, before, "still free: an idle balance, not a busy one");
-        assert!(
-            s.schedstat
-                .totals()
-                .get("lb_count_idle")
-                .copied()
-                .unwrap_or(0)
-                > 0
+        assert_eq!(
+            lb(&s, "lb_count_busy"),
+            busy_before,
+            "still free: an idle balance, not a busy one"
         );
+        assert!(lb(&s, "lb_count_idle") > 0);
     }
 
     /// Under hackbench a vCPU's turn ends at every halt and wakeup IPI, so
