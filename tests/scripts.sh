@@ -1053,46 +1053,6 @@ expect_pass "replay_extract: ... gives no schedstat" "^0$" \
 	bash -c "grep -c '^# schedstat' '$tmp/replay-ssb/hb_steal.on.r1.trace' || true"
 expect_pass "replay_extract: no schedstat from the old order" "^0$" \
 	bash -c "grep -c '^# schedstat' '$tmp/replay/hb_steal.on.r1.trace' || true"
-# scripts/replay_ticks.py: what became of each idle CPU's tick, from
-# the ticks and periodic balances a trace logged (B lines). CPU 1 is
-# free at the tick of 4 ms with nothing waiting and ticks at once (its
-# SMT level finding a group); free at 8 ms while CPU 0 has a task
-# waiting, it ticks only once a wakee came (busy); free at 12 ms with
-# the task still waiting, it does not tick before the next (lost).
-cat > "$tmp/ticks.trace" <<'END'
-# slb-trace 1
-# topology smt2 cpus 2
-0 0 S 0 R 10
-0 1 S 0 R 0
-4000050 1 B sched_tick update_process_times
-4000100 1 B sched_balance_softirq handle_softirqs
-4000200 1 B sched_balance_rq sched_balance_domains
-4000300 1 B sched_balance_find_src_rq sched_balance_rq
-7000000 0 U 11 0
-9000000 0 W 12 1 t
-9100000 1 U 12 1
-9200000 1 S 0 R 12
-9250000 1 B sched_tick update_process_times
-9300000 1 B sched_balance_softirq handle_softirqs
-11000000 1 S 12 S 0
-12000050 0 B sched_tick update_process_times
-12000100 0 B sched_balance_softirq handle_softirqs
-16500000 0 S 10 R 11
-END
-expect_pass "replay_ticks: a free CPU's tick, nothing waiting" "^  none +1  idle 100%  busy 0%  lost 0%$" \
-	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
-expect_pass "replay_ticks: ... with a task waiting: after a wakeup, or lost" "^  waiting +2  idle 0%  busy 50%  lost 50%$" \
-	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
-expect_pass "replay_ticks: ... its SMT level found a group" "^  none waiting +1  SMT found a busiest group 1$" \
-	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
-expect_pass "replay_ticks: the ticks by sched_tick()" "1 traces \\(1 by sched_tick\\(\\)\\)" \
-	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks.trace"
-grep -v ' sched_tick ' "$tmp/ticks.trace" > "$tmp/ticks-softirq.trace"
-expect_pass "replay_ticks: ... or by the periodic balance, and says so" "a tick with no balance due counts as lost" \
-	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks-softirq.trace"
-grep -v ' B ' "$tmp/ticks.trace" > "$tmp/ticks-none.trace"
-expect_fail "replay_ticks: a trace without B lines" "no tick .B sched_tick. or periodic balance" \
-	python3 "$root/scripts/replay_ticks.py" "$tmp/ticks-none.trace"
 # The same run sent gzipped in base64, with CPU 1's buffer full: the
 # trace ends where CPU 1's record does, and duration_ns is that window.
 {

@@ -34,6 +34,7 @@ const USAGE: &str = "usage:
                  [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]...
                  [--kthreads] [--tcg-rr] [--wake-list-at-tick] [--seeds N]
                  [--native-steal] [--lb-clock N] [--model-trace DIR]
+  schedsim ticks TRACE...
   schedsim bench
   schedsim topology NAME
   schedsim list
@@ -215,6 +216,7 @@ fn real_main() -> Result<(), String> {
         Some("experiment") => cli::experiment::main(&args[1..]),
         Some("calibrate") => cli::calibrate::main(&args[1..]),
         Some("replay") => cli::replay::main(&args[1..]),
+        Some("ticks") => cli::ticks::main(&args[1..]),
         Some(a) if a.starts_with("--") => cmd_run(&args),
         Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
     }

@@ -554,3 +554,67 @@ fn calibrate_takes_tcg_turns_unless_hw_tick() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// `schedsim ticks`: the idle CPUs' ticks of a trace whose recording
+/// logged `sched_tick()` (`make replay`'s default since 2026-12-07), by
+/// the state at each tick's instant; the numbers are those the Python
+/// reading it replaced gave on the same file. Given the guest's
+/// latencies, a replay compares its fates with the model's.
+#[test]
+fn ticks_of_a_traced_run() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/replay/hb_sis_age.off.ticks.head.trace"
+    );
+    let (code, out, err) = schedsim(&["ticks", f]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("1 traces (1 by sched_tick(), 0 by sched_balance_softirq())"),
+        "{out}"
+    );
+    let row = |class: &str| -> Vec<String> {
+        out.lines()
+            .find_map(|l| l.trim_start().strip_prefix(class))
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(row("none waiting"), ["292", "94%", "2%", "4%"], "{out}");
+    assert_eq!(row("task waiting"), ["7", "14%", "29%", "57%"], "{out}");
+    assert_eq!(row("wakeup pending"), ["32", "0%", "44%", "56%"], "{out}");
+    let (code, json, err) = schedsim(&["replay", "--wake-idle-us", "guest", "--format", "json", f]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = v[0]["rows"].as_array().unwrap();
+    let at_once = rows
+        .iter()
+        .find(|r| r["metric"] == "idle ticks, none waiting, at once")
+        .expect("an idle ticks row");
+    assert!(
+        (at_once["guest"].as_f64().unwrap() - 274.0 / 292.0).abs() < 1e-9,
+        "{at_once}"
+    );
+    assert!(at_once["model"].as_f64().unwrap() > 0.5, "{at_once}");
+    // Without the B lines: no idle ticks row, and ticks has nothing to
+    // read.
+    let bare = std::env::temp_dir().join(format!("slb-noticks-{}.trace", std::process::id()));
+    let text = std::fs::read_to_string(f).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains(" B "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&bare, kept).unwrap();
+    let (code, _, err) = schedsim(&["ticks", bare.to_str().unwrap()]);
+    let (rcode, json, _) = schedsim(&["replay", "--format", "json", bare.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&bare);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no tick (B sched_tick) or periodic balance"),
+        "{err}"
+    );
+    assert_eq!(rcode, 0);
+    assert!(!json.contains("idle ticks,"), "no guest ticks, no rows");
+    let (code, _, err) = schedsim(&["ticks", "--x", f]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown argument '--x'"), "{err}");
+}

@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod experiment;
 pub mod replay;
+pub mod ticks;
 
 /// The next value of option `name`, as a string.
 pub fn value(p: &mut lexopt::Parser, name: &str) -> Result<String, String> {

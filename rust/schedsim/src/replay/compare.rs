@@ -24,7 +24,7 @@
 
 use super::metrics::{measure_with_calls, workload_pids, Metrics};
 use super::script::{extract, percpu_kthread_pids, Start};
-use super::trace::Trace;
+use super::trace::{Header, Trace};
 use crate::calibrate::preset_of;
 use crate::cost::{CostModel, LatencySpread, TcgCost};
 use crate::flags::{Flags, Knobs};
@@ -264,7 +264,8 @@ fn model_config(
 struct Costs {
     model: CostModel,
     spread: Option<Rc<LatencySpread>>,
-    /// `Config::idle_tick_turn`: TCG's, with the guest's latencies.
+    /// `Config::idle_tick_turn`: TCG's, with the guest's latencies: the
+    /// trace's own odds (`ticks::TickTurns::turn`).
     idle_tick_turn: Option<crate::cost::IdleTickTurn>,
 }
 
@@ -381,9 +382,9 @@ impl Default for Opts {
     }
 }
 
-/// Replays `trace` into the model.
-pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
-    let h = &trace.header;
+/// The model's topology for a trace's: its preset's name and the preset,
+/// which has the trace's number of CPUs.
+fn topology_of(h: &Header) -> Result<(&'static str, Topology), String> {
     let preset = preset_of(&h.topology)
         .ok_or_else(|| format!("topology '{}': no model preset for it", h.topology))?;
     let topo = Topology::preset(preset)?;
@@ -393,6 +394,26 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             h.topology, h.cpus, topo.nr_cpus
         ));
     }
+    Ok((preset, topo))
+}
+
+/// The guest's measures of a trace, as [`replay`] takes them, without a
+/// replay.
+pub fn guest_metrics(trace: &Trace) -> Result<Metrics, String> {
+    let (_, topo) = topology_of(&trace.header)?;
+    let workload = workload_pids(&trace.events, &trace.header.comm);
+    Ok(measure_with_calls(
+        &trace.events,
+        &trace.calls,
+        &topo,
+        &workload,
+    ))
+}
+
+/// Replays `trace` into the model.
+pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
+    let h = &trace.header;
+    let (preset, topo) = topology_of(h)?;
     let mut flags = Flags::default();
     let mut unknown = Vec::new();
     for f in &h.features {
@@ -450,8 +471,14 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             ..steal
         },
         spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| Rc::new(guest.spread.clone())),
-        idle_tick_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread)
-            .then_some(crate::cost::TCG_IDLE_TICK_TURN),
+        // The trace's own odds where its record has its ticks, as its
+        // latencies are its own; the pooled ones where it has too few.
+        idle_tick_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread).then(
+            || {
+                let pooled = crate::cost::TCG_IDLE_TICK_TURN;
+                guest.tick_turns.turn(pooled).unwrap_or(pooled)
+            },
+        ),
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, &cost);
     let ModelRun {
@@ -607,7 +634,8 @@ fn at_stock_default(feature: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::trace::{body_lines, parse, Call, Ev, Event, TICK_BALANCE};
+    use crate::replay::ticks::{TickClass, TickFate};
+    use crate::replay::trace::{body_lines, parse, Call, Ev, Event, TICK, TICK_BALANCE};
 
     /// Two tasks that wake each other 200 times, 50 us of work each.
     fn pingpong_trace() -> String {
@@ -761,8 +789,56 @@ mod tests {
         assert_eq!((d.model.fork_idle, d.model.fork_idle_latency_ns), (6, 500));
     }
 
-    /// The model's record, its periodic balances too, reads back as it
-    /// was written and measures the same.
+    /// One task runs 200 ms on CPU 0 while seven CPUs idle; CPU 0 logs
+    /// its tick every period, an idle CPU where `took(cpu, period)` says
+    /// it took its.
+    fn idle_ticks_trace(took: impl Fn(u32, u64) -> bool) -> String {
+        let mut s = String::from(
+            "# slb-trace 1\n# topology smt2 cpus 8\n# comm spin\n\
+             0 0 T 1 spin\n0 0 S 0 R 1\n",
+        );
+        for k in 1..50u64 {
+            for cpu in 0..8u32 {
+                if cpu == 0 || took(cpu, k) {
+                    let ts = k * 4_000_000 + 100_000 + u64::from(cpu) * 1000;
+                    s += &format!("{ts} {cpu} B sched_tick update_process_times\n");
+                }
+            }
+        }
+        s + "200000000 0 X 1\n"
+    }
+
+    /// Given the guest's latencies, a replay takes the trace's own tick
+    /// odds, and the model's record shows them back: none of the idle
+    /// ticks the guest lost, every one it took; on time without.
+    #[test]
+    fn a_replay_takes_the_traces_own_tick_odds() {
+        use crate::replay::ticks::{TickClass::Free, TickFate::*};
+        let lost = parse(&idle_ticks_trace(|_, _| false)).unwrap();
+        let g = replay_with(&lost, WakeIdle::Guest);
+        let gt = g.guest.tick_turns;
+        assert_eq!(gt.count(Free, Lost), gt.total(Free));
+        assert!(gt.total(Free) >= 7 * 47, "{gt:?}");
+        let mt = g.model.tick_turns;
+        assert_eq!(mt.count(Free, AtOnce), 0, "{mt:?}");
+        assert!(mt.count(Free, Lost) >= 7 * 40, "{mt:?}");
+        let off = replay(&lost, &Opts::default()).unwrap();
+        let ot = off.model.tick_turns;
+        assert_eq!(ot.count(Free, Lost), 0, "{ot:?}");
+        assert!(ot.count(Free, AtOnce) >= 7 * 40, "{ot:?}");
+        // Every other CPU's taken: about half of the model's.
+        let half = parse(&idle_ticks_trace(|cpu, _| cpu % 2 == 0)).unwrap();
+        let h = replay_with(&half, WakeIdle::Guest);
+        let (ht, hm) = (h.guest.tick_turns, h.model.tick_turns);
+        let share = |t: crate::replay::ticks::TickTurns| {
+            t.count(Free, AtOnce) as f64 / t.total(Free) as f64
+        };
+        assert!((share(ht) - 3.0 / 7.0).abs() < 0.01, "{ht:?}");
+        assert!((0.33..0.53).contains(&share(hm)), "{hm:?}");
+    }
+
+    /// The model's record, its ticks and periodic balances too, reads
+    /// back as it was written and measures the same.
     #[test]
     fn the_models_record_round_trips() {
         let tr = parse(&pingpong_trace()).unwrap();
@@ -777,12 +853,20 @@ mod tests {
         let w = HashSet::from([1, 2]);
         let m = measure_with_calls(&back.events, &back.calls, &topo, &w);
         assert_eq!(m.wakeups, 200 + 2);
-        // Every CPU balances at its ticks, and the ping-pong leaves most
-        // of them free: the idle ones are most of the balances.
+        // Every CPU ticks, on time here, and balances at its ticks, and
+        // the ping-pong leaves most of them free: the idle ones are most
+        // of the balances.
         assert!(calls
             .iter()
-            .all(|c| c.func == TICK_BALANCE && c.ts_ns % 4_000_000 == 0));
+            .all(|c| [TICK, TICK_BALANCE].contains(&c.func.as_str()) && c.ts_ns % 4_000_000 == 0));
+        let ticks = calls.iter().filter(|c| c.func == TICK).count();
+        assert_eq!(ticks % 8, 0, "{ticks}");
         assert!(m.idle_tick_balances > m.tick_balances / 2, "{m:?}");
+        let t = m.tick_turns;
+        assert!(!t.by_balance && t.total(TickClass::Free) > 0, "{t:?}");
+        for class in TickClass::ALL {
+            assert_eq!(t.count(class, TickFate::Lost), 0, "{t:?}");
+        }
         assert_eq!(m, measure_with_calls(&events, &calls, &topo, &w));
     }
 

@@ -31,6 +31,7 @@
 //!   Cores" measures; and plain idle time;
 //! - wakeups, context switches and the workload's CPU time.
 
+use super::ticks::{CpuState, TickTurns, TickWatch};
 use super::trace::{preempted, Call, Ctx, Ev, Event, TICK_BALANCE};
 use crate::cost::{LatencySpread, SPREAD_POINTS};
 use crate::topology::Topology;
@@ -160,6 +161,9 @@ pub struct Metrics {
     /// TCG a vCPU's tick waits for its turn, and whether its turn comes
     /// depends on what the others run.
     pub free_idle_llc_waiting_ns: u64,
+    /// What became of the idle CPUs' ticks (`sched_tick()`'s `B` lines;
+    /// empty where the record has none).
+    pub tick_turns: TickTurns,
     /// Wakeups of workload tasks onto an idle CPU, and the median time
     /// from their `U` to the switch to them there, ns: what a wakeup costs
     /// before the wakee runs (an IPI and the idle exit on hardware; under
@@ -411,6 +415,24 @@ impl TickState<'_> {
     }
 }
 
+impl CpuState for TickState<'_> {
+    fn nr_cpus(&self) -> usize {
+        self.cur.len()
+    }
+    fn empty(&self, c: usize) -> bool {
+        self.cur[c] == 0 && self.queued[c] == 0
+    }
+    fn pending(&self, c: usize) -> bool {
+        self.headed[c] > 0
+    }
+    fn any_waiting(&self) -> bool {
+        self.cur
+            .iter()
+            .zip(self.queued)
+            .any(|(&running, &q)| u32::from(running != 0).saturating_add(q) >= 2)
+    }
+}
+
 /// Per LLC, into `n`, its CPUs that run a task with another waiting
 /// behind it.
 fn llc_waiting(n: &mut [u32], cur: &[u32], queued: &[u32], llc_of: &[u32]) {
@@ -517,6 +539,7 @@ pub fn measure_with_calls(
         nr: vec![0; ncpu],
         ..Headed::default()
     };
+    let mut ticks = TickWatch::new(calls, ncpu);
     let mut calls = calls.iter().peekable();
     let mut waiting = vec![0u32; topo.llc_of.iter().max().map_or(0, |&l| l as usize + 1)];
     let first = events.first().map_or(0, |e| e.ts_ns);
@@ -556,7 +579,14 @@ pub fn measure_with_calls(
         // The periodic balances logged before this event met the state
         // it was left in.
         while let Some(c) = calls.next_if(|c| c.after <= i) {
+            if let Some(w) = &mut ticks {
+                w.advance(c.ts_ns, &st);
+                w.call(c, &st);
+            }
             st.count(&mut m, c);
+        }
+        if let Some(w) = &mut ticks {
+            w.advance(e.ts_ns, &st);
         }
         now = ts;
         let cpu = e.cpu as usize;
@@ -737,7 +767,14 @@ pub fn measure_with_calls(
         llc_of: &topo.llc_of,
     };
     for c in calls {
+        if let Some(w) = &mut ticks {
+            w.advance(c.ts_ns, &st);
+            w.call(c, &st);
+        }
         st.count(&mut m, c);
+    }
+    if let Some(w) = ticks {
+        m.tick_turns = w.turns;
     }
     // Pulls no event of their CPU followed: a busy CPU's.
     for levels in pulls {
@@ -1030,6 +1067,53 @@ mod tests {
         let plain = measure(&t.events, &two_llcs(), &w);
         assert_eq!((plain.tick_balances, plain.free_idle_ns), (0, 2600));
         assert_eq!(plain.migrations, m.migrations);
+    }
+
+    /// An idle CPU's tick has its fate by the state the record shows:
+    /// CPU 1, free at 4 ms with nothing waiting, ticks at once; free at 8
+    /// ms while CPU 0 has a task waiting, it ticks once a wakee came
+    /// (after a wakeup); free at 12 ms with the task still waiting, it
+    /// does not tick before 16 ms (lost). CPUs 2-7 run a task throughout
+    /// and are not watched.
+    #[test]
+    fn an_idle_cpus_tick_has_its_fate() {
+        let mut text = String::from(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 S 0 R 10\n0 1 S 0 R 0\n",
+        );
+        for c in 2..8 {
+            text += &format!("0 {c} S 0 R {}\n", 20 + c);
+        }
+        text += "4000050 1 B sched_tick update_process_times\n\
+                 7000000 0 U 11 0\n9000000 0 W 12 1 t\n9100000 1 U 12 1\n\
+                 9200000 1 S 0 R 12\n\
+                 9250000 1 B sched_tick update_process_times\n\
+                 11000000 1 S 12 S 0\n\
+                 12000050 0 B sched_tick update_process_times\n\
+                 16500000 0 S 10 R 11\n";
+        let t = parse(&text).unwrap();
+        let m = measure_with_calls(&t.events, &t.calls, &two_llcs(), &HashSet::new());
+        use super::super::ticks::{TickClass::*, TickFate::*};
+        let tt = m.tick_turns;
+        assert!(!tt.by_balance);
+        assert_eq!((tt.total(Free), tt.count(Free, AtOnce)), (1, 1), "{tt:?}");
+        assert_eq!(tt.total(Waiting), 2, "{tt:?}");
+        assert_eq!(tt.count(Waiting, AfterWakeup), 1, "{tt:?}");
+        assert_eq!(tt.count(Waiting, Lost), 1, "{tt:?}");
+        assert_eq!(tt.total(Pending), 0, "{tt:?}");
+        // The same ticks as periodic balances: read off them, and said so.
+        let balances = text.replace(
+            "B sched_tick update_process_times",
+            "B sched_balance_softirq handle_softirqs",
+        );
+        let t = parse(&balances).unwrap();
+        let b = measure_with_calls(&t.events, &t.calls, &two_llcs(), &HashSet::new()).tick_turns;
+        assert!(b.by_balance);
+        assert_eq!(b.counts, tt.counts);
+        // No calls: nothing read.
+        assert!(measure(&t.events, &two_llcs(), &HashSet::new())
+            .tick_turns
+            .is_empty());
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //!   and sleeps, in causal order;
 //! - `metrics.rs`: migrations per domain level and cause, wakeups placed
 //!   in the waker's LLC, idle time while work waited elsewhere;
+//! - `ticks.rs`: what became of each idle CPU's tick (`sched_tick()`'s
+//!   `B` lines): taken at once, after a wakeup, or lost;
 //! - `compare.rs`: one trace replayed and measured both ways;
 //! - `report.rs`: model against guest, per trace and per on/off pair.
 
@@ -17,4 +19,5 @@ pub mod compare;
 pub mod metrics;
 pub mod report;
 pub mod script;
+pub mod ticks;
 pub mod trace;

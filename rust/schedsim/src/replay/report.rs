@@ -9,6 +9,7 @@
 
 use super::compare::{EarlyWakes, Replayed};
 use super::metrics::{Metrics, Puller};
+use super::ticks::{TickClass, TickFate};
 use crate::schedstat::IDLE_TYPE_NAMES;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -358,6 +359,26 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             g.free_idle_llc_waiting_frac(),
             m.free_idle_llc_waiting_frac(),
         ));
+    }
+    // Where the guest's record has its ticks: what became of an idle
+    // CPU's, by the state at the tick's instant, beside the model's (the
+    // check that the odds `--wake-idle-us guest` gives are the odds its
+    // run shows; ticks that come whatever the state are all taken at
+    // once).
+    let (gt, mt) = (&g.tick_turns, &m.tick_turns);
+    if !gt.is_empty() {
+        for class in TickClass::ALL {
+            if gt.total(class) == 0 && mt.total(class) == 0 {
+                continue;
+            }
+            for fate in [TickFate::AtOnce, TickFate::Lost] {
+                out.push(share_row(
+                    &format!("idle ticks, {}, {}", class.name(), fate.name()),
+                    (gt.count(class, fate), gt.total(class)),
+                    (mt.count(class, fate), mt.total(class)),
+                ));
+            }
+        }
     }
     // A row of one field of both sides, in `unit` ns (1e3: us, 1e6: ms).
     let field =
@@ -894,6 +915,21 @@ mod tests {
         assert_eq!((b.guest, b.model), (0.1, 0.3));
         assert!(!b.within && !b.noise, "{b:?}");
         assert!(get("free idle time, work waiting in the LLC").within);
+        assert!(all.iter().all(|x| !x.metric.starts_with("idle ticks,")));
+        // The ticks' fates, where the guest's record has its ticks: a
+        // share of each class's, for the classes either side has.
+        r.guest.tick_turns.counts[0] = [80, 10, 10];
+        r.model.tick_turns.counts[0] = [60, 0, 40];
+        r.model.tick_turns.counts[2] = [0, 5, 5];
+        let all = rows(&r);
+        let get = |m: &str| all.iter().find(|x| x.metric == m).unwrap();
+        let once = get("idle ticks, none waiting, at once");
+        assert_eq!((once.guest, once.model), (0.8, 0.6));
+        assert_eq!(get("idle ticks, none waiting, lost").model, 0.4);
+        assert_eq!(get("idle ticks, wakeup pending, lost").guest, 0.0);
+        assert!(all
+            .iter()
+            .all(|x| !x.metric.starts_with("idle ticks, task waiting")));
     }
 
     #[test]

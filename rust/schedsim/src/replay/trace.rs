@@ -149,6 +149,11 @@ pub struct Event {
 /// runs `sched_balance_domains()` for this CPU.
 pub const TICK_BALANCE: &str = "sched_balance_softirq";
 
+/// The function whose entry is a CPU's tick: `update_process_times()`
+/// calls `sched_tick()` from the timer interrupt, so on an idle CPU it
+/// says the interrupt came (`replay::ticks`).
+pub const TICK: &str = "sched_tick";
+
 /// A function's entry (`B`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {

@@ -217,11 +217,11 @@ pub struct Config {
     /// tick is taken at once or lost, less often taken while another CPU
     /// has a task waiting (a vCPU with work queued holds the thread),
     /// then perhaps with the CPU's next wakeup, as a busy CPU's; a CPU
-    /// with a wakeup on its way takes it with that wakeup's IPI. The
-    /// guest's record shows it (`Documentation/schedsim.rst`, "An idle
-    /// vCPU's tick comes on its turn"): its idle CPUs' periodic balances
-    /// met a task waiting in their LLC a third as often as their idle
-    /// time did. None (the default): every idle CPU ticks on time, as on
+    /// with a wakeup on its way takes it with that wakeup's IPI or loses
+    /// it. The guest's record shows it (`Documentation/schedsim.rst`, "An
+    /// idle vCPU's tick comes on its turn"): its idle CPUs' periodic
+    /// balances met a task waiting in their LLC a third as often as their
+    /// idle time did. None (the default): every idle CPU ticks on time, as on
     /// hardware, whatever the state.
     pub idle_tick_turn: Option<crate::cost::IdleTickTurn>,
 }
@@ -1142,21 +1142,21 @@ impl Sim {
         if self.nr_running(cpu) > 0 {
             return true;
         }
+        // Not taken at once, a tick waits for the vCPU's next turn, which
+        // a wakeup's IPI brings (`deferred_tick()`), or is merged into
+        // the next tick: a CPU with a wakeup on its way waits for it.
+        self.rqs[cpu as usize].tick_deferred = true;
         if !self.rqs[cpu as usize].wake_list.is_empty() {
-            self.rqs[cpu as usize].tick_deferred = true;
             return false;
         }
-        let pct = self.idle_tick_rng.below(100);
-        let (take, defer) = if waiting {
-            (turn.take_waiting_pct, turn.defer_waiting_pct)
+        let take = if waiting {
+            turn.take_waiting_pct
         } else {
-            (turn.take_free_pct, turn.defer_free_pct)
+            turn.take_free_pct
         };
-        if pct < u64::from(take) {
-            return true;
-        }
-        self.rqs[cpu as usize].tick_deferred = pct < u64::from(take.saturating_add(defer));
-        false
+        let now = self.idle_tick_rng.below(100) < u64::from(take);
+        self.rqs[cpu as usize].tick_deferred = !now;
+        now
     }
 
     /// The tick a CPU's turn deferred (`Config::idle_tick_turn`), taken
@@ -1169,6 +1169,7 @@ impl Sim {
 
     /// `sched_tick()`'s work on `cpu`.
     fn tick_cpu(&mut self, cpu: u32) {
+        self.rec_tick(cpu);
         // entity_tick(): update_curr(), which renews the deadline of a
         // task that reached it and asks for the resched.
         self.update_curr(cpu);
@@ -1518,16 +1519,17 @@ mod tests {
 
     /// An idle vCPU's tick under TCG's turns (`Config::idle_tick_turn`):
     /// three spinners leave five CPUs free with nothing waiting, whose
-    /// ticks are taken, lost or deferred as the odds say; all taken is
-    /// hardware's run exactly.
+    /// ticks are taken at the odds given, the rest waiting for a wakeup
+    /// that never comes; all taken is hardware's run exactly. Tasks that
+    /// sleep and wake take the deferred ones with their wakeups, as busy
+    /// CPUs' ticks, and lose those no wakeup comes for.
     #[test]
     fn an_idle_vcpus_tick_comes_on_its_turn() {
         use crate::cost::IdleTickTurn;
-        let turn = |take, defer| IdleTickTurn {
+        use crate::replay::ticks::{TickClass::Free, TickFate::*};
+        let turn = |take| IdleTickTurn {
             take_free_pct: take,
-            defer_free_pct: defer,
             take_waiting_pct: take,
-            defer_waiting_pct: defer,
         };
         let run = |t: Option<IdleTickTurn>| {
             let r = fair("qemu8", 3, |c| {
@@ -1545,49 +1547,47 @@ mod tests {
         };
         let (hash, idle) = run(None);
         assert!(idle > 300, "five idle CPUs balance at their ticks: {idle}");
-        assert_eq!(run(Some(turn(100, 0))), (hash, idle));
-        // Lost, or deferred to a wakeup that never comes: no idle balance.
-        assert_eq!(run(Some(turn(0, 0))).1, 0, "every idle tick lost");
-        assert_eq!(run(Some(turn(0, 100))).1, 0, "no wakeup brings them");
-        let (_, half) = run(Some(turn(50, 0)));
+        assert_eq!(run(Some(turn(100))), (hash, idle));
+        assert_eq!(run(Some(turn(0))).1, 0, "no wakeup brings them");
+        let (_, half) = run(Some(turn(50)));
         assert!(
             half * 10 > idle * 3 && half * 10 < idle * 7,
             "{half} of {idle}"
         );
-        // Tasks that sleep and wake: a deferred tick is taken with a
-        // wakeup, as a busy CPU's.
-        let busy = |t: IdleTickTurn| {
+        let fates = |t: Option<IdleTickTurn>| {
             let mut cfg = Config::new(
                 Topology::preset("qemu8").unwrap(),
                 Workload::parse("periodic:4:1000:5000").unwrap(),
                 1,
                 300_000_000,
             );
-            cfg.idle_tick_turn = Some(t);
-            let r = Sim::new(cfg).run();
-            r.schedstat
-                .totals()
-                .get("lb_count_busy")
-                .copied()
-                .unwrap_or(0)
+            cfg.idle_tick_turn = t;
+            cfg.record_events = true;
+            let topo = cfg.topology.clone();
+            let (_, events, calls) = Sim::new(cfg).run_recorded();
+            let none = std::collections::HashSet::new();
+            crate::replay::metrics::measure_with_calls(&events, &calls, &topo, &none).tick_turns
         };
-        let (lost, deferred) = (busy(turn(0, 0)), busy(turn(0, 100)));
-        assert!(deferred > lost, "deferred {deferred}, lost {lost}");
+        let on_time = fates(None);
+        assert!(on_time.count(Free, AtOnce) > 500, "{on_time:?}");
+        assert_eq!(on_time.count(Free, Lost), 0, "{on_time:?}");
+        let turns = fates(Some(turn(0)));
+        assert_eq!(turns.count(Free, AtOnce), 0, "{turns:?}");
+        assert!(turns.count(Free, AfterWakeup) > 50, "{turns:?}");
+        assert!(turns.count(Free, Lost) > 50, "{turns:?}");
     }
 
     /// Whether a tick is taken depends on the state: a CPU that runs
     /// something takes it; one with a wakeup on its way waits for that
-    /// wakeup's IPI; a free one draws by whether a task waits anywhere,
-    /// and a deferred tick comes with its next wakeup, or is merged into
-    /// the next tick.
+    /// wakeup's IPI; a free one draws by whether a task waits anywhere;
+    /// a deferred tick comes with its CPU's next wakeup, or is merged
+    /// into the next tick.
     #[test]
     fn an_idle_vcpus_turn_follows_the_state() {
         let mut s = fair("qemu8", 3, |c| {
             c.idle_tick_turn = Some(crate::cost::IdleTickTurn {
                 take_free_pct: 100,
-                defer_free_pct: 0,
                 take_waiting_pct: 0,
-                defer_waiting_pct: 100,
             });
         });
         s.now_ns = 100_000_000;
@@ -1597,12 +1597,14 @@ mod tests {
         let busy = (0..8).find(|&c| s.rqs[c as usize].curr.is_some()).unwrap();
         let free = (0..8).find(|&c| s.nr_running(c) == 0).unwrap();
         assert!(s.idle_tick_now(busy, true));
+        assert!(!s.rqs[busy as usize].tick_deferred);
         assert!(s.idle_tick_now(free, false), "nothing waits: taken");
+        assert!(!s.rqs[free as usize].tick_deferred);
         assert!(!s.idle_tick_now(free, true) && s.rqs[free as usize].tick_deferred);
         // The next tick merges a deferred one.
         s.tick();
         assert!(!s.rqs[free as usize].tick_deferred);
-        // A wakeup on its way: deferred whatever the draw, then taken with
+        // A wakeup on its way: deferred whatever the odds, then taken with
         // the wakeup's enqueue, as a busy CPU's.
         let t = s.rqs[busy as usize].curr.unwrap();
         s.rqs[free as usize].wake_list.push(t);

@@ -14,13 +14,13 @@
 //! it (`sched_switch`, `sched_waking`, `sched_wakeup(_new)`,
 //! `sched_migrate_task`, `sched_process_fork/exit`), with pid = task
 //! index + 1 (0 is idle), so that `crate::replay::metrics` measures the
-//! model's run as it measures the guest's; and its periodic balances as
-//! the guest's function tracer records `sched_balance_softirq()`
-//! (`trace::TICK_BALANCE`).
+//! model's run as it measures the guest's; and its ticks and periodic
+//! balances as the guest's function tracer records `sched_tick()` and
+//! `sched_balance_softirq()` (`trace::TICK`, `trace::TICK_BALANCE`).
 
 use super::*;
 use crate::replay::script::{Op, Script, Start};
-use crate::replay::trace::{Call, Ctx, Ev as TEv, Event, TICK_BALANCE};
+use crate::replay::trace::{Call, Ctx, Ev as TEv, Event, TICK, TICK_BALANCE};
 
 /// Where each script stands.
 #[derive(Default)]
@@ -79,16 +79,26 @@ impl Sim {
         }
     }
 
+    /// `sched_tick()` on `cpu`, as the guest's function tracer logs it
+    /// (from `update_process_times()`).
+    pub(super) fn rec_tick(&mut self, cpu: u32) {
+        self.rec_call(cpu, TICK, "update_process_times");
+    }
+
     /// `sched_balance_softirq()` on `cpu`: its periodic balance, as the
     /// guest's function tracer logs it (from `handle_softirqs()`).
     pub(super) fn rec_tick_balance(&mut self, cpu: u32) {
+        self.rec_call(cpu, TICK_BALANCE, "handle_softirqs");
+    }
+
+    fn rec_call(&mut self, cpu: u32, func: &str, caller: &str) {
         if self.cfg.record_events {
             let after = self.recorder.events.len();
             self.recorder.calls.push(Call {
                 ts_ns: self.now_ns,
                 cpu,
-                func: TICK_BALANCE.into(),
-                caller: "handle_softirqs".into(),
+                func: func.into(),
+                caller: caller.into(),
                 after,
             });
         }
