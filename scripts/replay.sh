@@ -48,8 +48,8 @@ done
 quick=${QUICK:-0}
 trace_kb=${SLB_REPLAY_TRACE_KB:-1024}
 # The functions whose entries the trace logs too ("B" lines): the tick
-# and the periodic balance by default, which replay's idle-tick rows and
-# scripts/replay_ticks.py read; set empty, none.
+# and the periodic balance by default, which replay's idle-tick rows,
+# each trace's own tick odds and `schedsim ticks` read; set empty, none.
 funcs=${SLB_REPLAY_FUNCS-sched_tick sched_balance_softirq}
 [[ "$funcs" =~ ^[A-Za-z0-9_\ ]*$ ]] || die "replay: SLB_REPLAY_FUNCS='$funcs': need function names"
 
