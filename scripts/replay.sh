@@ -33,7 +33,9 @@
 # function tracer; sched_tick and sched_balance_softirq, each CPU's tick
 # and periodic balance, by default; empty: none),
 # SLB_REPLAY_OUT (.cache/replay), SLB_REPLAY_REUSE=1 (no guest: the model
-# again on the traces a run left in SLB_REPLAY_OUT). A full run (no
+# again on the traces a run left in SLB_REPLAY_OUT), SLB_REPLAY_RERUN (the
+# OUT of an earlier recording: the tables say how far the guest is from
+# itself there, row by row; schedsim replay --rerun). A full run (no
 # topology or experiment chosen, not quick) also writes
 # Documentation/schedsim/replay.txt and replay-wake-idle.txt.
 set -euo pipefail
@@ -55,6 +57,12 @@ funcs=${SLB_REPLAY_FUNCS-sched_tick sched_balance_softirq}
 
 [[ "$trace_kb" =~ ^[1-9][0-9]*$ ]] || die "replay: trace_kb=$trace_kb: need a whole number above 0"
 reuse=${SLB_REPLAY_REUSE:-0}
+rerun=()
+if [ -n "${SLB_REPLAY_RERUN:-}" ]; then
+	ls "$SLB_REPLAY_RERUN"/*/*.trace > /dev/null 2>&1 ||
+		die "replay: SLB_REPLAY_RERUN=$SLB_REPLAY_RERUN has no TOPOLOGY/*.trace (an earlier SLB_REPLAY_OUT)"
+	rerun=(--rerun "$SLB_REPLAY_RERUN")
+fi
 need_tool python3
 need_tool cargo
 if [ "$reuse" = 1 ]; then
@@ -115,12 +123,12 @@ done
 # The tables end with the span of the goal's row counts over four of
 # the model's seeds: they move with it by more than most single changes
 # to the model do.
-"$schedsim" replay --seeds 4 --format table "${traces[@]}" > "$out/replay.txt"
+"$schedsim" replay --seeds 4 "${rerun[@]}" --format table "${traces[@]}" > "$out/replay.txt"
 "$schedsim" replay --format json "${traces[@]}" > "$out/replay.json"
 # The same with each trace's own TCG latencies given to the model (it
 # has none as calibrated): a wakeup onto an idle CPU, the wake list's
 # and a fork's.
-"$schedsim" replay --seeds 4 --wake-idle-us guest --format table "${traces[@]}" > "$out/replay-wake-idle.txt"
+"$schedsim" replay --seeds 4 --wake-idle-us guest "${rerun[@]}" --format table "${traces[@]}" > "$out/replay-wake-idle.txt"
 stage_end
 sed -n '/within 20% of the guest/,/^--/p' "$out/replay.txt" | sed '$d'
 tail -n 1 "$out/replay.txt"

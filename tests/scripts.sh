@@ -1110,6 +1110,9 @@ expect_fail "replay: an unknown topology" "unknown topology 'nope'" \
 	env SLB_REPLAY_TOPOLOGIES=nope "$root/scripts/replay.sh"
 expect_fail "replay: a bad trace buffer size" "trace_kb=0: need a whole number" \
 	env SLB_REPLAY_TOPOLOGIES=smt2 SLB_REPLAY_TRACE_KB=0 "$root/scripts/replay.sh"
+mkdir -p "$tmp/no-rerun/smt2"
+expect_fail "replay: a rerun without traces" "SLB_REPLAY_RERUN=$tmp/no-rerun has no TOPOLOGY/\\*.trace" \
+	env SLB_REPLAY_RERUN="$tmp/no-rerun" "$root/scripts/replay.sh"
 
 echo "scripts: $pass passed, $fail failed"
 [ $fail = 0 ]

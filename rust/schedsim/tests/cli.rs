@@ -618,3 +618,43 @@ fn ticks_of_a_traced_run() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown argument '--x'"), "{err}");
 }
+
+/// `--rerun DIR`: the same recording as its own rerun reproduces every
+/// row; a directory without traces, or without these experiments, is
+/// refused.
+#[test]
+fn replay_against_the_guests_rerun() {
+    let d = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/replay/");
+    let on = format!("{d}stream_busy_llc2.on.r1.trace");
+    let off = format!("{d}stream_busy_llc2.off.r1.trace");
+    let dir = std::env::temp_dir().join(format!("slb-rerun-{}", std::process::id()));
+    let sub = dir.join("x5472");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(&on, sub.join("stream_busy_llc2.on.r1.trace")).unwrap();
+    let rerun = dir.to_str().unwrap();
+    let (code, out, err) = schedsim(&["replay", "--rerun", rerun, &on]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("the guest's own rerun (1 traces): "))
+        .unwrap_or_default();
+    let n: Vec<&str> = line.split_whitespace().collect();
+    // "... in N of N rows ...": every row reproduced.
+    let at = n.iter().position(|w| *w == "in").unwrap_or(0);
+    assert!(at > 0 && n[at + 1] == n[at + 3], "{line}");
+    // The off run has no rerun there: counted in neither part.
+    let (code, out, err) = schedsim(&["replay", "--rerun", rerun, &on, &off]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("the guest's own rerun (1 traces)"), "{out}");
+    let (code, _, err) = schedsim(&["replay", "--rerun", rerun, &off]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no trace there of these traces' experiments"),
+        "{err}"
+    );
+    std::fs::remove_file(sub.join("stream_busy_llc2.on.r1.trace")).unwrap();
+    let (code, _, err) = schedsim(&["replay", "--rerun", rerun, &on]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("no DIR/TOPOLOGY/*.trace there"), "{err}");
+}

@@ -3,7 +3,7 @@
 //! `schedsim replay TRACE... [--seed N] [--seeds N] [--format table|json]
 //! [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]... [--kthreads]
 //! [--tcg-rr] [--wake-list-at-tick] [--native-steal] [--lb-clock N]
-//! [--model-trace DIR]`: each guest trace
+//! [--model-trace DIR] [--rerun DIR]`: each guest trace
 //! (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
 //! (`Config::tcg_rr`); `--wake-list-at-tick` takes the wake list's IPI
@@ -18,7 +18,11 @@
 //! of the same format; `--cost` scales one constant of the cost model
 //! (`cost.rs`'s names), as the sensitivity runs do; `--seeds N` replays
 //! every trace again with the next N-1 seeds and adds the span of the
-//! goal's row counts over the N (`report::seeds_line`) to the table.
+//! goal's row counts over the N (`report::seeds_line`) to the table;
+//! `--rerun DIR` reads another recording of the same experiments
+//! (`DIR/TOPOLOGY/*.trace`) and says how far the guest is from itself,
+//! row by row, and how the model fares where the guest reproduced itself
+//! (`report::rerun_census`).
 
 use schedsim::replay::compare::{Opts, WakeIdle};
 use schedsim::replay::{compare, report, trace};
@@ -31,6 +35,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut json = false;
     let mut model_dir: Option<String> = None;
     let mut seeds = 1u64;
+    let mut rerun_dir: Option<String> = None;
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
@@ -87,6 +92,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 opts.cost = opts.cost.scaled(Some(name), f)?;
             }
             Long("model-trace") => model_dir = Some(super::value(&mut p, "--model-trace")?),
+            Long("rerun") => rerun_dir = Some(super::value(&mut p, "--rerun")?),
             Long(a) => return Err(format!("unknown argument '--{a}'")),
             Short(c) => return Err(format!("unknown argument '-{c}'")),
             Value(v) => files.push(v.to_string_lossy().into_owned()),
@@ -103,7 +109,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?;
         traces.push((f, trace::parse(&text).map_err(|e| format!("{f}: {e}"))?));
     }
+    let earlier = match &rerun_dir {
+        Some(dir) => Some(rerun_metrics(dir)?),
+        None => None,
+    };
     let mut all = Vec::new();
+    let mut reruns = Vec::new();
     for (f, t) in &traces {
         let r = compare::replay(t, &opts).map_err(|e| format!("{f}: {e}"))?;
         if let Some(dir) = &model_dir {
@@ -119,12 +130,24 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
             std::fs::write(&path, text).map_err(|e| format!("{path}: {e}"))?;
         }
+        let h = &t.header;
+        reruns.push(earlier.as_ref().and_then(|e| {
+            e.get(&(h.topology.clone(), h.experiment.clone(), h.state.clone()))
+                .map(|m| report::rerun_rows(m, &r.guest))
+        }));
         all.push(r);
+    }
+    if earlier.is_some() && reruns.iter().all(Option::is_none) {
+        return Err(format!(
+            "--rerun {}: no trace there of these traces' experiments",
+            rerun_dir.unwrap_or_default()
+        ));
     }
     if json {
         let out: Vec<_> = all
             .iter()
-            .map(|r| serde_json::json!({ "replay": r, "rows": report::rows(r) }))
+            .zip(&reruns)
+            .map(|(r, rr)| serde_json::json!({ "replay": r, "rows": report::rows(r), "rerun_rows": rr }))
             .collect();
         println!(
             "{}",
@@ -132,6 +155,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
         );
     } else {
         print!("{}", report::table(&all));
+        if earlier.is_some() {
+            print!(
+                "{}",
+                report::rerun_line(&report::rerun_census(&all, &reruns))
+            );
+        }
         if seeds > 1 {
             let mut censuses = vec![report::census(&all)];
             for k in 1..seeds {
@@ -150,3 +179,37 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The guest's measures of every trace of another recording (`DIR/*/*.trace`,
+/// as `make replay` leaves them), by topology, experiment and state.
+fn rerun_metrics(dir: &str) -> Result<RerunMap, String> {
+    let mut out = RerunMap::new();
+    let topologies = std::fs::read_dir(dir).map_err(|e| format!("--rerun {dir}: {e}"))?;
+    for t in topologies.flatten().filter(|e| e.path().is_dir()) {
+        let files =
+            std::fs::read_dir(t.path()).map_err(|e| format!("{}: {e}", t.path().display()))?;
+        for f in files.flatten() {
+            let path = f.path();
+            if path.extension().is_none_or(|x| x != "trace") {
+                continue;
+            }
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+            let tr = trace::parse(&text).map_err(|e| format!("{name}: {e}"))?;
+            let h = &tr.header;
+            let key = (h.topology.clone(), h.experiment.clone(), h.state.clone());
+            out.insert(
+                key,
+                compare::guest_metrics(&tr).map_err(|e| format!("{name}: {e}"))?,
+            );
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("--rerun {dir}: no DIR/TOPOLOGY/*.trace there"));
+    }
+    Ok(out)
+}
+
+/// A recording's guest measures by topology, experiment and state.
+type RerunMap =
+    std::collections::HashMap<(String, String, String), schedsim::replay::metrics::Metrics>;

@@ -162,6 +162,19 @@ impl<'a> Side<'a> {
         }
     }
 
+    /// A run of which only the measures are read: another recording of
+    /// the guest's.
+    fn measures(m: &'a Metrics) -> Self {
+        Self {
+            m,
+            steal: None,
+            newidle: None,
+            idle_cpus: None,
+            detach_skip: None,
+            balance: None,
+        }
+    }
+
     /// The model's run of the guest's record.
     fn model(r: &'a Replayed) -> Self {
         Self {
@@ -531,6 +544,86 @@ pub fn census(all: &[Replayed]) -> Census {
         c.noise += usize::from(row.noise);
     }
     c
+}
+
+/// The goal's rows of one guest recording against another of the same
+/// experiment in the same state (`schedsim replay --rerun DIR`): how far
+/// the guest is from itself run again, which bounds what a model can be
+/// asked to reach row by row. `earlier` stands where the guest stands in
+/// [`rows`], `guest` where the model does.
+pub fn rerun_rows(earlier: &Metrics, guest: &Metrics) -> Vec<Row> {
+    let mut out: Vec<Row> = compare(Side::measures(earlier), Side::measures(guest))
+        .into_iter()
+        .filter(|r| graded(&r.metric))
+        .collect();
+    for r in &mut out {
+        r.noise &= !r.within;
+    }
+    out
+}
+
+/// The model's goal rows parted by whether the guest reproduced them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RerunCensus {
+    /// Traces with a rerun.
+    pub traces: usize,
+    /// The model's goal rows of those traces.
+    pub scored: usize,
+    /// Of them, the rows whose guest value the rerun has within 20%
+    /// (both 0 counts as within).
+    pub reproduced: usize,
+    /// Of the others, those within counting noise.
+    pub reproduced_noise: usize,
+    /// The model within 20% of the guest, on the rows reproduced and on
+    /// the others.
+    pub within: [usize; 2],
+    /// The model's own gaps (neither within, as the control, nor
+    /// counting noise), on the rows reproduced and on the others.
+    pub own: [usize; 2],
+}
+
+/// [`RerunCensus`] of `all`, each with its rerun's rows
+/// ([`rerun_rows`]) where it has one.
+pub fn rerun_census(all: &[Replayed], reruns: &[Option<Vec<Row>>]) -> RerunCensus {
+    let mut c = RerunCensus::default();
+    for (r, rerun) in all.iter().zip(reruns) {
+        let Some(rerun) = rerun else {
+            continue;
+        };
+        c.traces += 1;
+        for row in rows(r).into_iter().filter(|row| graded(&row.metric)) {
+            let again = rerun.iter().find(|x| x.metric == row.metric);
+            // A row the rerun lacks counted none in either recording.
+            let reproduced = again.is_none_or(|x| x.within);
+            c.scored += 1;
+            c.reproduced += usize::from(reproduced);
+            c.reproduced_noise += usize::from(again.is_some_and(|x| x.noise));
+            let k = usize::from(!reproduced);
+            c.within[k] += usize::from(row.within);
+            c.own[k] += usize::from(!row.within && !row.as_control && !row.noise);
+        }
+    }
+    c
+}
+
+/// [`RerunCensus`] as a line of the table.
+pub fn rerun_line(c: &RerunCensus) -> String {
+    let other = c.scored.saturating_sub(c.reproduced);
+    format!(
+        "the guest's own rerun ({} traces): within 20% of this recording in {} of {} rows, \
+         counting noise {} more; where it reproduced itself the model is within 20% in {} \
+         of {} (its own gap {}), elsewhere in {} of {} (its own gap {})\n",
+        c.traces,
+        c.reproduced,
+        c.scored,
+        c.reproduced_noise,
+        c.within[0],
+        c.reproduced,
+        c.own[0],
+        c.within[1],
+        other,
+        c.own[1]
+    )
 }
 
 /// What a census over several seeds spans (`schedsim replay --seeds
@@ -930,6 +1023,55 @@ mod tests {
         assert!(all
             .iter()
             .all(|x| !x.metric.starts_with("idle ticks, task waiting")));
+    }
+
+    /// The guest's rerun parts the model's goal rows: those the guest
+    /// reproduced within 20%, and the others; a trace without a rerun
+    /// counts in neither.
+    #[test]
+    fn the_guests_rerun_parts_the_goal_rows() {
+        let lv = |v: Vec<u64>| super::super::metrics::ByLevel {
+            levels: vec!["SMT", "MC"],
+            wakeup: v.clone(),
+            fork: vec![0, 0],
+            balance: v,
+        };
+        let mut r = wakeups(1000, 1000);
+        r.guest.migrations = lv(vec![100, 50]);
+        // The model: SMT within, MC its own gap (0.4, the control 1.0).
+        r.model.migrations = lv(vec![100, 20]);
+        r.control.migrations = lv(vec![100, 20]);
+        // The guest run again: SMT out (60 of 100), MC as this one.
+        let mut earlier = r.guest.clone();
+        earlier.migrations = lv(vec![60, 50]);
+        let rr = rerun_rows(&earlier, &r.guest);
+        assert_eq!(rr.len(), 4, "{rr:?}");
+        let smt = rr
+            .iter()
+            .find(|x| x.metric == "migrations wakeup SMT")
+            .unwrap();
+        assert_eq!(
+            (smt.guest, smt.model, smt.within, smt.noise),
+            (60.0, 100.0, false, false)
+        );
+        let c = rerun_census(std::slice::from_ref(&r), &[Some(rr)]);
+        assert_eq!(
+            c,
+            RerunCensus {
+                traces: 1,
+                scored: 4,
+                reproduced: 2,
+                reproduced_noise: 0,
+                within: [0, 2],
+                own: [2, 0],
+            }
+        );
+        assert!(
+            rerun_line(&c).contains("in 2 of 4 rows"),
+            "{}",
+            rerun_line(&c)
+        );
+        assert_eq!(rerun_census(&[r], &[None]), RerunCensus::default());
     }
 
     #[test]
