@@ -29,6 +29,8 @@
 //!   a wakeup or a preemption, until switched in; a migration moves it),
 //!   the work-conservation loss "The Linux Scheduler: a Decade of Wasted
 //!   Cores" measures; and plain idle time;
+//! - what became of the idle CPUs' ticks, where the record has them
+//!   (`ticks.rs`): taken at once, after a wakeup, or lost;
 //! - wakeups, context switches and the workload's CPU time.
 
 use super::ticks::{CpuState, TickTurns, TickWatch};
@@ -401,6 +403,16 @@ impl TickState<'_> {
         self.waiting[self.llc_of[c] as usize] > 0
     }
 
+    /// A call of the record met this state: a tick's fate, a periodic
+    /// balance's count.
+    fn take(&self, c: &Call, m: &mut Metrics, ticks: &mut Option<TickWatch>) {
+        if let Some(w) = ticks {
+            w.advance(c.ts_ns, self);
+            w.call(c, self);
+        }
+        self.count(m, c);
+    }
+
     /// Counts a periodic balance by the state its CPU and LLC were in.
     fn count(&self, m: &mut Metrics, c: &Call) {
         let cpu = c.cpu as usize;
@@ -579,11 +591,7 @@ pub fn measure_with_calls(
         // The periodic balances logged before this event met the state
         // it was left in.
         while let Some(c) = calls.next_if(|c| c.after <= i) {
-            if let Some(w) = &mut ticks {
-                w.advance(c.ts_ns, &st);
-                w.call(c, &st);
-            }
-            st.count(&mut m, c);
+            st.take(c, &mut m, &mut ticks);
         }
         if let Some(w) = &mut ticks {
             w.advance(e.ts_ns, &st);
@@ -767,11 +775,7 @@ pub fn measure_with_calls(
         llc_of: &topo.llc_of,
     };
     for c in calls {
-        if let Some(w) = &mut ticks {
-            w.advance(c.ts_ns, &st);
-            w.call(c, &st);
-        }
-        st.count(&mut m, c);
+        st.take(c, &mut m, &mut ticks);
     }
     if let Some(w) = ticks {
         m.tick_turns = w.turns;
