@@ -580,6 +580,10 @@ pub struct RerunCensus {
     /// The model's own gaps (neither within, as the control, nor
     /// counting noise), on the rows reproduced and on the others.
     pub own: [usize; 2],
+    /// Of those own gaps, the ones no farther from this recording (by
+    /// the log of the ratio) than the guest's rerun is: a gap the size of
+    /// the guest's own from run to run.
+    pub own_as_rerun: usize,
 }
 
 /// [`RerunCensus`] of `all`, each with its rerun's rows
@@ -600,7 +604,14 @@ pub fn rerun_census(all: &[Replayed], reruns: &[Option<Vec<Row>>]) -> RerunCensu
             c.reproduced_noise += usize::from(again.is_some_and(|x| x.noise));
             let k = usize::from(!reproduced);
             c.within[k] += usize::from(row.within);
-            c.own[k] += usize::from(!row.within && !row.as_control && !row.noise);
+            let own = !row.within && !row.as_control && !row.noise;
+            c.own[k] += usize::from(own);
+            // |ln(model / guest)| <= |ln(rerun / guest)|; a 0 is
+            // infinitely far, and the guest's 0 has no ratio.
+            let far = |x: f64| (x / row.guest).ln().abs();
+            c.own_as_rerun += usize::from(
+                own && row.guest > 0.0 && again.is_some_and(|x| far(row.model) <= far(x.guest)),
+            );
         }
     }
     c
@@ -612,7 +623,8 @@ pub fn rerun_line(c: &RerunCensus) -> String {
     format!(
         "the guest's own rerun ({} traces): within 20% of this recording in {} of {} rows, \
          counting noise {} more; where it reproduced itself the model is within 20% in {} \
-         of {} (its own gap {}), elsewhere in {} of {} (its own gap {})\n",
+         of {} (its own gap {}), elsewhere in {} of {} (its own gap {}); {} of the model's \
+         own gaps are no farther from this recording than the rerun is\n",
         c.traces,
         c.reproduced,
         c.scored,
@@ -622,7 +634,8 @@ pub fn rerun_line(c: &RerunCensus) -> String {
         c.own[0],
         c.within[1],
         other,
-        c.own[1]
+        c.own[1],
+        c.own_as_rerun
     )
 }
 
@@ -1064,7 +1077,21 @@ mod tests {
                 reproduced_noise: 0,
                 within: [0, 2],
                 own: [2, 0],
+                own_as_rerun: 0,
             }
+        );
+        // A rerun as far off as the model (MC 20 again): those gaps are
+        // the guest's own size.
+        let mut far = r.guest.clone();
+        far.migrations = lv(vec![60, 20]);
+        let c2 = rerun_census(
+            std::slice::from_ref(&r),
+            &[Some(rerun_rows(&far, &r.guest))],
+        );
+        assert_eq!(
+            (c2.reproduced, c2.own, c2.own_as_rerun),
+            (0, [0, 2], 2),
+            "{c2:?}"
         );
         assert!(
             rerun_line(&c).contains("in 2 of 4 rows"),
