@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The measure column's width: the longest measure's name.
-const W: usize = 35;
+const W: usize = 43;
 
 /// How close "agrees" is: the model within 20% of the guest.
 pub const TOLERANCE: f64 = 0.20;
