@@ -390,7 +390,25 @@ struct TickState<'a> {
     llc_of: &'a [u32],
 }
 
-impl TickState<'_> {
+impl<'a> TickState<'a> {
+    /// The state the measure's running record is in; `waiting` as
+    /// [`llc_waiting`] last filled it.
+    fn of(
+        cur: &'a [u32],
+        q: &'a Queued,
+        headed: &'a Headed,
+        waiting: &'a [u32],
+        topo: &'a Topology,
+    ) -> Self {
+        Self {
+            cur,
+            queued: &q.nr,
+            headed: &headed.nr,
+            waiting,
+            llc_of: &topo.llc_of,
+        }
+    }
+
     /// Nothing running or queued there, and no wakeup on its way: an idle
     /// CPU to `idle_cpu()`.
     fn free(&self, c: usize) -> bool {
@@ -565,13 +583,7 @@ pub fn measure_with_calls(
         if dt > 0 || calls_due {
             llc_waiting(&mut waiting, &cur, &q.nr, &topo.llc_of);
         }
-        let st = TickState {
-            cur: &cur,
-            queued: &q.nr,
-            headed: &headed.nr,
-            waiting: &waiting,
-            llc_of: &topo.llc_of,
-        };
+        let st = TickState::of(&cur, &q, &headed, &waiting, topo);
         if dt > 0 {
             for (c, (&running, &queued_here)) in cur.iter().zip(&q.nr).enumerate() {
                 if running == 0 {
@@ -767,13 +779,7 @@ pub fn measure_with_calls(
     }
     // Periodic balances after the last event met the state it left.
     llc_waiting(&mut waiting, &cur, &q.nr, &topo.llc_of);
-    let st = TickState {
-        cur: &cur,
-        queued: &q.nr,
-        headed: &headed.nr,
-        waiting: &waiting,
-        llc_of: &topo.llc_of,
-    };
+    let st = TickState::of(&cur, &q, &headed, &waiting, topo);
     for c in calls {
         st.take(c, &mut m, &mut ticks);
     }

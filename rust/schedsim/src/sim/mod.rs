@@ -1142,19 +1142,17 @@ impl Sim {
         if self.nr_running(cpu) > 0 {
             return true;
         }
-        // Not taken at once, a tick waits for the vCPU's next turn, which
-        // a wakeup's IPI brings (`deferred_tick()`), or is merged into
-        // the next tick: a CPU with a wakeup on its way waits for it.
-        self.rqs[cpu as usize].tick_deferred = true;
-        if !self.rqs[cpu as usize].wake_list.is_empty() {
-            return false;
-        }
         let take = if waiting {
             turn.take_waiting_pct
         } else {
             turn.take_free_pct
         };
-        let now = self.idle_tick_rng.below(100) < u64::from(take);
+        // A CPU with a wakeup on its way waits for it, without a draw.
+        let now = self.rqs[cpu as usize].wake_list.is_empty()
+            && self.idle_tick_rng.below(100) < u64::from(take);
+        // Not taken at once, a tick waits for the vCPU's next turn, which
+        // a wakeup's IPI brings (`deferred_tick()`), or is merged into
+        // the next tick.
         self.rqs[cpu as usize].tick_deferred = !now;
         now
     }
