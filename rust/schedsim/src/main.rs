@@ -33,7 +33,8 @@ const USAGE: &str = "usage:
   schedsim replay TRACE... [--seed N] [--format table|json]
                  [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]...
                  [--kthreads] [--tcg-rr] [--wake-list-at-tick] [--seeds N]
-                 [--native-steal] [--lb-clock N] [--model-trace DIR] [--rerun DIR]
+                 [--native-steal] [--lb-clock N] [--timer-on-time]
+                 [--model-trace DIR] [--rerun DIR]
   schedsim ticks TRACE...
   schedsim bench
   schedsim topology NAME

@@ -3,7 +3,7 @@
 //! `schedsim replay TRACE... [--seed N] [--seeds N] [--format table|json]
 //! [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]... [--kthreads]
 //! [--tcg-rr] [--wake-list-at-tick] [--native-steal] [--lb-clock N]
-//! [--model-trace DIR] [--rerun DIR]`: each guest trace
+//! [--timer-on-time] [--model-trace DIR] [--rerun DIR]`: each guest trace
 //! (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
 //! (`Config::tcg_rr`); `--wake-list-at-tick` takes the wake list's IPI
@@ -78,6 +78,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             Long("tcg-rr") => opts.tcg_rr = true,
             Long("wake-list-at-tick") => opts.wake_list_at_tick = true,
             Long("native-steal") => opts.native_steal = true,
+            Long("timer-on-time") => opts.timer_on_time = true,
             Long("lb-clock") => {
                 opts.lb_clock_factor = super::parse_lb_clock(&super::value(&mut p, "--lb-clock")?)?;
             }

@@ -256,6 +256,7 @@ fn model_config(
     cfg.lb_clock_factor = opts.lb_clock_factor;
     cfg.latency_spread = cost.spread.clone();
     cfg.idle_tick_turn = cost.idle_tick_turn;
+    cfg.timer_turn = cost.timer_turn;
     cfg
 }
 
@@ -267,6 +268,9 @@ struct Costs {
     /// `Config::idle_tick_turn`: TCG's, with the guest's latencies: the
     /// trace's own odds (`ticks::TickTurns::turn`).
     idle_tick_turn: Option<crate::cost::IdleTickTurn>,
+    /// `Config::timer_turn`: TCG's, with the guest's latencies, whose
+    /// wake list makes a vCPU wait for its turn.
+    timer_turn: bool,
 }
 
 /// How long the model may run a replay of a run that spanned `span_ns`:
@@ -365,6 +369,10 @@ pub struct Opts {
     pub native_steal: bool,
     /// `Config::lb_clock_factor` (`schedsim replay --lb-clock N`).
     pub lb_clock_factor: u32,
+    /// Every timer fires at its recorded end (`schedsim replay
+    /// --timer-on-time`), not at its idle vCPU's turn
+    /// (`Config::timer_turn`, which the guest's latencies bring).
+    pub timer_on_time: bool,
 }
 
 impl Default for Opts {
@@ -378,6 +386,7 @@ impl Default for Opts {
             wake_list_at_tick: false,
             native_steal: false,
             lb_clock_factor: crate::cost::TCG_LB_CLOCK_FACTOR,
+            timer_on_time: false,
         }
     }
 }
@@ -479,6 +488,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
                 guest.tick_turns.turn(pooled).unwrap_or(pooled)
             },
         ),
+        timer_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread)
+            && !opts.timer_on_time,
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, &cost);
     let ModelRun {

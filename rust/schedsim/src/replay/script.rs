@@ -94,6 +94,40 @@ pub struct Script {
     pub ops: Vec<Op>,
 }
 
+/// Timer sleeps a script needs before [`Script::timer_due_ns`] reads a
+/// length off them.
+pub const TIMER_DUE_MIN_SLEEPS: usize = 20;
+
+impl Script {
+    /// How long its timer sleeps last at the least, ns: the 5th
+    /// percentile of its `Sleep`s (None with fewer than
+    /// [`TIMER_DUE_MIN_SLEEPS`]).
+    ///
+    /// A recorded sleep is the length the task asked for, its timer's
+    /// slack, and then the wait for its vCPU's turn of TCG's one host
+    /// thread: an idle vCPU handles its timer's interrupt only when the
+    /// thread comes to it. The shortest sleeps are the ones whose turn
+    /// came at once, so past this length a sleep's timer has fired and
+    /// waits for the turn (`Config::timer_turn`). A low percentile, not
+    /// the least, as a few sleeps end early, ended by something else
+    /// than their timer (`reqresp` on numa2: 5 us against 150 us asked).
+    pub fn timer_due_ns(&self) -> Option<u64> {
+        let mut sleeps: Vec<u64> = self
+            .ops
+            .iter()
+            .filter_map(|op| match *op {
+                Op::Sleep(ns) => Some(ns),
+                _ => None,
+            })
+            .collect();
+        if sleeps.len() < TIMER_DUE_MIN_SLEEPS {
+            return None;
+        }
+        sleeps.sort_unstable();
+        sleeps.get(sleeps.len() / 20).copied()
+    }
+}
+
 /// The scripts made so far, by pid.
 struct Builder {
     first_ts: u64,
@@ -357,6 +391,35 @@ mod tests {
         330 1 S 2 S 0\n\
         400 0 W 9 3 h\n\
         500 0 S 1 S 0\n900 0 W 1 0 h\n910 0 U 1 0\n920 0 S 0 R 1\n950 0 X 1\n960 0 S 1 X 0\n";
+
+    #[test]
+    fn a_timer_is_due_at_the_short_end_of_its_sleeps() {
+        let mut s = Script {
+            pid: 1,
+            comm: "rr".into(),
+            start: Start::Forked { cpu: None },
+            pin: None,
+            kthread: false,
+            sync_wakes: false,
+            wakee_flips: 0,
+            ops: Vec::new(),
+        };
+        // 40 sleeps of 101..=140 us, one ended early at 5 us, a run
+        // between each: the 5th percentile passes over the early one.
+        s.ops.push(Op::Sleep(5_000));
+        for us in 101..=140 {
+            s.ops.push(Op::Run(50_000));
+            s.ops.push(Op::Sleep(us * 1000));
+        }
+        assert_eq!(s.timer_due_ns(), Some(102_000));
+        // Too few sleeps to read one off.
+        s.ops.truncate(2 * (TIMER_DUE_MIN_SLEEPS - 1) - 1);
+        assert_eq!(
+            s.ops.iter().filter(|o| matches!(o, Op::Sleep(_))).count(),
+            TIMER_DUE_MIN_SLEEPS - 1
+        );
+        assert_eq!(s.timer_due_ns(), None);
+    }
 
     #[test]
     fn a_ping_pong_into_scripts() {

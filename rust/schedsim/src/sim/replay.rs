@@ -39,6 +39,24 @@ pub(super) struct Replay {
     exited: Vec<bool>,
     /// When a script last blocked in a `Block`, ns.
     last_block_ns: u64,
+    /// `Script::timer_due_ns` of each script (`Config::timer_turn`).
+    timer_due_ns: Vec<Option<u64>>,
+    /// The timer sleep each script is in (`Config::timer_turn`), None
+    /// once its timer has been handled.
+    timers: Vec<Option<TimerSleep>>,
+}
+
+/// A replayed task's timer sleep under `Config::timer_turn`.
+///
+/// # Invariants
+///
+/// `due_ns <= end_ns`.
+#[derive(Clone, Copy, Debug)]
+struct TimerSleep {
+    /// From here its timer has fired and waits for the vCPU's turn.
+    due_ns: u64,
+    /// Its recorded end, when its `Ev::TimerWake` comes.
+    end_ns: u64,
 }
 
 /// The run's events (only with `cfg.record_events`).
@@ -205,6 +223,8 @@ impl Sim {
             self.replay.tokens.push(0);
             self.replay.waiting.push(false);
             self.replay.exited.push(false);
+            self.replay.timer_due_ns.push(s.timer_due_ns());
+            self.replay.timers.push(None);
             let comm = if s.comm.is_empty() {
                 "task".to_string()
             } else {
@@ -222,6 +242,11 @@ impl Sim {
                 self.tasks[t].recent_used_cpu = cpu;
                 self.tasks[t].state = State::Sleeping;
                 self.attach_signals(t, cpu);
+                // A start is no sleep: its timer fires when it says.
+                self.replay.timers[id] = Some(TimerSleep {
+                    due_ns: ns,
+                    end_ns: ns,
+                });
                 self.push(ns, Ev::TimerWake { task: t });
             }
         }
@@ -257,6 +282,60 @@ impl Sim {
     pub(super) fn replay_quiet(&self) -> bool {
         let r = &self.replay;
         !r.exited.is_empty() && (0..r.exited.len()).all(|i| r.exited[i] || r.waiting[i])
+    }
+
+    /// Whether sleeping task `t`'s timer event at `at_ns` wakes it now
+    /// (`Config::timer_turn`). Its sleep's timer may have been handled
+    /// at a turn already ([`Self::timers_at_turn`]): then the event is
+    /// that sleep's and is dropped. A timer whose idle CPU waits for the
+    /// wake list's IPI waits with it for the turn.
+    pub(super) fn timer_fires(&mut self, t: usize, at_ns: u64) -> bool {
+        if !self.cfg.timer_turn {
+            return true;
+        }
+        let Kind::Scripted { id } = self.tasks[t].kind else {
+            return true;
+        };
+        match self.replay.timers.get(id).copied().flatten() {
+            // Handled at a turn already; its wakee may still be on its
+            // way, on a wake list, and sleeping until it is enqueued.
+            None => false,
+            // An earlier sleep's, handled at a turn.
+            Some(sleep) if sleep.end_ns != at_ns => false,
+            Some(_) => {
+                let rq = &self.rqs[self.tasks[t].cpu as usize];
+                if rq.curr.is_none() && !rq.wake_list.is_empty() {
+                    return false;
+                }
+                self.replay.timers[id] = None;
+                true
+            }
+        }
+    }
+
+    /// The replayed timers of `cpu` that the wake list's IPI, just
+    /// taken, brings in (`Config::timer_turn`): those whose recorded end
+    /// came while the IPI waited ([`Self::timer_fires`]), and, if the IPI
+    /// gave an `idle` vCPU its turn, those that fell due before it. Each
+    /// wakes its task now, in the order they fell due, from the CPU the
+    /// IPI's wakees have just made busy.
+    pub(super) fn timers_at_turn(&mut self, cpu: u32, idle: bool) {
+        let now = self.now_ns;
+        let mut due: Vec<(u64, usize)> = (0..self.replay.timers.len())
+            .filter_map(|id| {
+                let sleep = self.replay.timers[id]?;
+                let t = *self.replay.task.get(id)?;
+                let task = &self.tasks[t];
+                let fired = sleep.end_ns <= now || (idle && sleep.due_ns <= now);
+                (fired && task.cpu == cpu && task.state == State::Sleeping)
+                    .then_some((sleep.due_ns, id))
+            })
+            .collect();
+        due.sort_unstable();
+        for (_, id) in due {
+            self.replay.timers[id] = None;
+            self.wake(self.replay.task[id], None, false);
+        }
     }
 
     /// `wake_up_new_task()`: places forked task `t` as the workloads' first
@@ -323,7 +402,13 @@ impl Sim {
                     return;
                 }
                 Op::Sleep(ns) => {
-                    self.push(self.now_ns.saturating_add(ns), Ev::TimerWake { task: t });
+                    let end_ns = self.now_ns.saturating_add(ns);
+                    if self.cfg.timer_turn {
+                        let due_ns = self.replay.timer_due_ns[id]
+                            .map_or(end_ns, |d| self.now_ns.saturating_add(d).min(end_ns));
+                        self.replay.timers[id] = Some(TimerSleep { due_ns, end_ns });
+                    }
+                    self.push(end_ns, Ev::TimerWake { task: t });
                     self.block_curr(cpu, State::Sleeping);
                     return;
                 }
@@ -504,6 +589,92 @@ mod tests {
             1_000_000_000,
         );
         Sim::new(cfg)
+    }
+
+    /// `Config::timer_turn`: a sleeper on CPU 2 (asleep from about 10
+    /// us for 400 us, its timer due `due_us` in) and a wakee blocked there,
+    /// which a task on CPU 0 wakes at about 200 us through the wake list,
+    /// its IPI `ipi_us` later. Returns the sleeper's timer wakeup,
+    /// `sched_waking`'s time and `sched_wakeup`'s CPU, and the time the
+    /// IPI enqueued the wakee (its `sched_wakeup`), us.
+    fn timer_beside_an_ipi(timer_turn: bool, ipi_us: u64, due_us: u64) -> (u64, u32, u64) {
+        let mut s = sim_of(vec![
+            script(
+                Start::At { ns: 0, cpu: 2 },
+                0,
+                vec![
+                    Op::Run(10_000),
+                    Op::Sleep(400_000),
+                    Op::Run(10_000),
+                    Op::Exit,
+                ],
+            ),
+            script(
+                Start::At { ns: 0, cpu: 0 },
+                0,
+                vec![Op::Run(200_000), Op::Wake(2), Op::Run(300_000), Op::Exit],
+            ),
+            script(
+                Start::At { ns: 20_000, cpu: 2 },
+                0,
+                vec![Op::Block, Op::Run(20_000), Op::Exit],
+            ),
+        ]);
+        s.cfg.timer_turn = timer_turn;
+        s.cost.wake_list_ns = ipi_us * 1000;
+        s.cfg.record_events = true;
+        // As `Script::timer_due_ns` reads it off a run's sleeps.
+        s.replay.timer_due_ns[0] = Some(due_us * 1000);
+        let (sleeper, wakee) = (pid(s.replay.task[0]), pid(s.replay.task[2]));
+        let (_, events, _) = s.run_recorded();
+        // Each one's first wakeup is its start, the second the one wanted.
+        let second = |want: u32, waking: bool| {
+            events
+                .iter()
+                .filter(|e| match e.ev {
+                    TEv::Waking { pid, .. } => waking && pid == want,
+                    TEv::Wakeup { pid, .. } => !waking && pid == want,
+                    _ => false,
+                })
+                .nth(1)
+                .unwrap()
+        };
+        let TEv::Wakeup { target, .. } = second(sleeper, false).ev else {
+            unreachable!()
+        };
+        (
+            second(sleeper, true).ts_ns / 1000,
+            target,
+            second(wakee, false).ts_ns / 1000,
+        )
+    }
+
+    /// Under TCG an idle vCPU handles all its interrupts at its one turn:
+    /// a timer that fired while the wake list's IPI waited is handled at
+    /// the IPI, after its wakee is enqueued, and its own wakee goes to
+    /// another CPU; a timer whose end comes first waits for the IPI, and
+    /// so does its wakee. On time, the sleeper wakes at its end on its
+    /// own CPU, which the IPI's wakee has left by then.
+    #[test]
+    fn a_timer_comes_on_its_idle_vcpus_turn() {
+        let (on_time_us, cpu, ipi_us) = timer_beside_an_ipi(false, 150, 100);
+        assert_eq!(cpu, 2, "on time, on its own idle CPU");
+        assert!(
+            (350..400).contains(&ipi_us) && on_time_us > 400,
+            "{ipi_us} {on_time_us}"
+        );
+        let (at_us, cpu, ipi_us) = timer_beside_an_ipi(true, 150, 100);
+        assert_eq!(at_us, ipi_us, "handled at the IPI's turn");
+        assert_ne!(cpu, 2, "its CPU is busy with the IPI's wakee");
+        let (at_us, cpu, ipi_us) = timer_beside_an_ipi(true, 300, 100);
+        assert!(ipi_us > on_time_us, "{ipi_us}");
+        assert_eq!(at_us, ipi_us, "waits for the IPI's turn");
+        assert_ne!(cpu, 2);
+        // An IPI before the timer falls due is an earlier turn: the timer
+        // fires at its end.
+        let (at_us, cpu, ipi_us) = timer_beside_an_ipi(true, 50, 300);
+        assert!(ipi_us < 300, "{ipi_us}");
+        assert_eq!((at_us, cpu), (on_time_us, 2));
     }
 
     /// A root script starts with the flips the trace's shell had; a fork

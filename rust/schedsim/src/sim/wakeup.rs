@@ -123,6 +123,7 @@ impl Sim {
     /// each wakee is enqueued there (`sched_wakeup` is traced now, as the
     /// kernel's `ttwu_do_activate()` does) and may run or preempt.
     pub(super) fn ttwu_pending(&mut self, cpu: u32) {
+        let idle = self.rqs[cpu as usize].curr.is_none();
         let list = std::mem::take(&mut self.rqs[cpu as usize].wake_list);
         for t in list {
             self.rec_wakeup(t, cpu, cpu);
@@ -130,6 +131,11 @@ impl Sim {
                 self.attach_signals(t, cpu);
             }
             self.activate(t, cpu);
+        }
+        // The timers that fired while the IPI waited for the vCPU's
+        // turn are handled in it too.
+        if self.cfg.timer_turn {
+            self.timers_at_turn(cpu, idle);
         }
         self.deferred_tick(cpu);
     }
