@@ -88,6 +88,17 @@ pub struct CostModel {
     /// 0 by default; `schedsim replay --wake-idle-us guest` sets it. Not
     /// in [`COST_FIELDS`], as `wake_idle_ns`.
     pub fork_idle_ns: u64,
+    /// From a wakeup preemption decided on one CPU for another that runs
+    /// something to the preemption there: `resched_curr()` sets the
+    /// flag and sends an IPI, which under single-threaded TCG waits for
+    /// the target vCPU's turn, the wakee queued there meanwhile, where a
+    /// balancer can take it (``make replay``: 1.4 ms at the median under
+    /// hackbench on smt2, where a wakee preempts its waker's own CPU in
+    /// 7 us, on the way back from the syscall). The target's task entering
+    /// the kernel before it acts on the flag at once. 0 (at once) by
+    /// default; `schedsim replay --wake-idle-us guest` sets it. Not in
+    /// [`COST_FIELDS`], as `wake_idle_ns`.
+    pub resched_busy_ns: u64,
 }
 
 impl Default for CostModel {
@@ -114,6 +125,7 @@ impl Default for CostModel {
             wake_list_ns: 0,
             wake_list_busy_ns: 0,
             fork_idle_ns: 0,
+            resched_busy_ns: 0,
         }
     }
 }
@@ -243,13 +255,14 @@ impl CostModel {
 /// How many quantiles of a latency [`LatencySpread`] keeps.
 pub const SPREAD_POINTS: usize = 40;
 
-/// The spread of the four TCG latencies a replayed trace shows, each as
+/// The spread of the five TCG latencies a replayed trace shows, each as
 /// [`SPREAD_POINTS`] evenly spaced quantiles (the `(i + 1/2) / n`-th) of
 /// the guest's own: a wakeup onto an idle CPU to its run
 /// ([`CostModel::wake_idle_ns`]), the wake list's onto an idle CPU
 /// ([`CostModel::wake_list_ns`]) and onto a busy one across LLCs
-/// ([`CostModel::wake_list_busy_ns`]), and a fork's onto an idle CPU
-/// ([`CostModel::fork_idle_ns`]). The medians are a poor stand-in: a
+/// ([`CostModel::wake_list_busy_ns`]), a fork's onto an idle CPU
+/// ([`CostModel::fork_idle_ns`]) and a remote wakeup preemption's
+/// ([`CostModel::resched_busy_ns`]). The medians are a poor stand-in: a
 /// vCPU's turn comes after 25 us or after 600 us (the 10th and 90th
 /// percentiles of the wake list's under request-response), and what the
 /// tail does (two wakees stacked on one CPU whose turn is late, and one
@@ -265,10 +278,13 @@ pub struct LatencySpread {
     pub wake_list_busy_ns: Vec<u64>,
     /// Of `CostModel::fork_idle_ns`.
     pub fork_idle_ns: Vec<u64>,
+    /// Of `CostModel::resched_busy_ns`.
+    pub resched_busy_ns: Vec<u64>,
 }
 
-/// Every constant of [`CostModel`] but the four TCG latencies
-/// (`wake_idle_ns`, `wake_list_ns`, `wake_list_busy_ns`, `fork_idle_ns`:
+/// Every constant of [`CostModel`] but the five TCG latencies
+/// (`wake_idle_ns`, `wake_list_ns`, `wake_list_busy_ns`, `fork_idle_ns`,
+/// `resched_busy_ns`:
 /// 0 unless a replay sets them), by field name, in its order: what `schedsim experiment
 /// sensitivity` scales one at a time.
 pub const COST_FIELDS: &[&str] = &[

@@ -34,7 +34,7 @@ const USAGE: &str = "usage:
                  [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]...
                  [--kthreads] [--tcg-rr] [--wake-list-at-tick] [--seeds N]
                  [--native-steal] [--lb-clock N] [--timer-on-time]
-                 [--model-trace DIR] [--rerun DIR]
+                 [--resched-at-once] [--model-trace DIR] [--rerun DIR]
   schedsim ticks TRACE...
   schedsim bench
   schedsim topology NAME

@@ -3,17 +3,23 @@
 //! `schedsim replay TRACE... [--seed N] [--seeds N] [--format table|json]
 //! [--wake-idle-us N|guest|guest-spread] [--cost NAME=FACTOR]... [--kthreads]
 //! [--tcg-rr] [--wake-list-at-tick] [--native-steal] [--lb-clock N]
-//! [--timer-on-time] [--model-trace DIR] [--rerun DIR]`: each guest trace
-//! (`make replay`) replayed into the model and measured both ways
+//! [--timer-on-time] [--resched-at-once] [--model-trace DIR] [--rerun DIR]`:
+//! each guest trace (`make replay`) replayed into the model and measured both ways
 //! (`schedsim::replay`); `--tcg-rr` ticks as the TCG guest does
 //! (`Config::tcg_rr`); `--wake-list-at-tick` takes the wake list's IPI
 //! at the next tick (`Config::wake_list_at_tick`); STEAL's attempt is as slow as in that guest
 //! (`CostModel::tcg_steal`) unless `--native-steal`; `--wake-idle-us
 //! guest` gives the model each trace's TCG latencies, a wakeup's onto
-//! an idle CPU, the wake list's and a fork's onto an idle CPU
-//! (`CostModel::wake_idle_ns`, `wake_list_ns`, `fork_idle_ns`), their
+//! an idle CPU, the wake list's onto an idle CPU and onto a busy one
+//! across LLCs, a fork's onto an idle CPU and a wakeup preemption's of
+//! another busy CPU (`CostModel::wake_idle_ns`, `wake_list_ns`,
+//! `wake_list_busy_ns`, `fork_idle_ns`, `resched_busy_ns`), their
 //! medians, and `guest-spread` draws each from the trace's own spread
-//! of it (`cost::LatencySpread`); with
+//! of it (`cost::LatencySpread`); both also give an idle vCPU's tick
+//! the trace's odds (`Config::idle_tick_turn`) and handle a timer that
+//! fired on an idle vCPU at its turn (`Config::timer_turn`);
+//! `--timer-on-time` fires every timer at its recorded end and
+//! `--resched-at-once` preempts another CPU at once; with
 //! `--model-trace`, the model's run of each is written to DIR as a trace
 //! of the same format; `--cost` scales one constant of the cost model
 //! (`cost.rs`'s names), as the sensitivity runs do; `--seeds N` replays
@@ -79,6 +85,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             Long("wake-list-at-tick") => opts.wake_list_at_tick = true,
             Long("native-steal") => opts.native_steal = true,
             Long("timer-on-time") => opts.timer_on_time = true,
+            Long("resched-at-once") => opts.resched_at_once = true,
             Long("lb-clock") => {
                 opts.lb_clock_factor = super::parse_lb_clock(&super::value(&mut p, "--lb-clock")?)?;
             }

@@ -48,9 +48,10 @@ pub enum WakeIdle {
     /// (`Metrics::wake_list_latency_ns`, `CostModel::wake_list_ns`), the
     /// wake list's onto a busy CPU across LLCs
     /// (`Metrics::wake_list_busy_latency_ns`,
-    /// `CostModel::wake_list_busy_ns`), and
-    /// a fork's onto an idle CPU (`Metrics::fork_idle_latency_ns`,
-    /// `CostModel::fork_idle_ns`).
+    /// `CostModel::wake_list_busy_ns`), a fork's onto an idle CPU
+    /// (`Metrics::fork_idle_latency_ns`, `CostModel::fork_idle_ns`), and a
+    /// wakeup preemption's of another CPU that runs something
+    /// (`Metrics::resched_busy_latency_ns`, `CostModel::resched_busy_ns`).
     Guest,
     /// Each of those latencies drawn from the trace's own spread of it
     /// (`cost::LatencySpread`, `Config::latency_spread`), the medians
@@ -98,8 +99,11 @@ pub struct Replayed {
     /// The model's latency of a fork onto an idle CPU, ns
     /// (`CostModel::fork_idle_ns`).
     pub fork_idle_ns: u64,
+    /// The model's latency of a wakeup preemption of another CPU that
+    /// runs something, ns (`CostModel::resched_busy_ns`).
+    pub resched_busy_ns: u64,
     /// The model drew each of those latencies from the trace's spread,
-    /// the four above being their medians (`WakeIdle::GuestSpread`).
+    /// the five above being their medians (`WakeIdle::GuestSpread`).
     pub latency_spread: bool,
     /// STEAL's tries and steals, (tried, stolen): the guest's module
     /// counters over the run (None where the trace's counters are not
@@ -373,6 +377,10 @@ pub struct Opts {
     /// --timer-on-time`), not at its idle vCPU's turn
     /// (`Config::timer_turn`, which the guest's latencies bring).
     pub timer_on_time: bool,
+    /// A wakeup preemption of another busy CPU acts at once (`schedsim
+    /// replay --resched-at-once`), not after the guest's latency
+    /// (`CostModel::resched_busy_ns`, which the guest's latencies bring).
+    pub resched_at_once: bool,
 }
 
 impl Default for Opts {
@@ -387,6 +395,7 @@ impl Default for Opts {
             native_steal: false,
             lb_clock_factor: crate::cost::TCG_LB_CLOCK_FACTOR,
             timer_on_time: false,
+            resched_at_once: false,
         }
     }
 }
@@ -454,16 +463,22 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let scripts = Rc::new(scripts);
     let duration_ns = run_length_ns(guest.span_ns);
-    let (wake_idle_ns, wake_list_ns, wake_list_busy_ns, fork_idle_ns) = match opts.wake_idle {
-        WakeIdle::Off => (0, 0, 0, 0),
-        WakeIdle::Ns(ns) => (ns, 0, 0, 0),
-        WakeIdle::Guest | WakeIdle::GuestSpread => (
-            guest.idle_wakeup_latency_ns,
-            guest.wake_list_latency_ns,
-            guest.wake_list_busy_latency_ns,
-            guest.fork_idle_latency_ns,
-        ),
-    };
+    let (wake_idle_ns, wake_list_ns, wake_list_busy_ns, fork_idle_ns, resched_busy_ns) =
+        match opts.wake_idle {
+            WakeIdle::Off => (0, 0, 0, 0, 0),
+            WakeIdle::Ns(ns) => (ns, 0, 0, 0, 0),
+            WakeIdle::Guest | WakeIdle::GuestSpread => (
+                guest.idle_wakeup_latency_ns,
+                guest.wake_list_latency_ns,
+                guest.wake_list_busy_latency_ns,
+                guest.fork_idle_latency_ns,
+                if opts.resched_at_once {
+                    0
+                } else {
+                    guest.resched_busy_latency_ns
+                },
+            ),
+        };
     // The guest is TCG with every vCPU on one host thread: STEAL's window
     // between the mask read and the victim's lock is that slow there.
     let steal = if opts.native_steal {
@@ -477,9 +492,16 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             wake_list_ns,
             wake_list_busy_ns,
             fork_idle_ns,
+            resched_busy_ns,
             ..steal
         },
-        spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| Rc::new(guest.spread.clone())),
+        spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| {
+            let mut spread = guest.spread.clone();
+            if opts.resched_at_once {
+                spread.resched_busy_ns.clear();
+            }
+            Rc::new(spread)
+        }),
         // The trace's own odds where its record has its ticks, as its
         // latencies are its own; the pooled ones where it has too few.
         idle_tick_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread).then(
@@ -571,6 +593,7 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
         wake_list_ns,
         wake_list_busy_ns,
         fork_idle_ns,
+        resched_busy_ns,
         latency_spread: cost.spread.is_some(),
         steal_guest: ctrs("steal_tried", "steal_stolen"),
         steal_model,

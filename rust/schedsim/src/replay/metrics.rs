@@ -189,6 +189,15 @@ pub struct Metrics {
     pub wake_list_busy_wakeups: u64,
     /// See `wake_list_busy_wakeups`.
     pub wake_list_busy_latency_ns: u64,
+    /// Wakeups of workload tasks enqueued by one CPU on another that runs
+    /// something (their `U` logged on the waking CPU, not through the
+    /// wake list), where the wakee preempts that CPU's task at its next
+    /// switch, and the median time from their `U` to that switch, ns:
+    /// `resched_curr()`'s IPI on its way, which under one-thread TCG
+    /// waits for the target vCPU's turn (`CostModel::resched_busy_ns`).
+    pub resched_busy_wakeups: u64,
+    /// See `resched_busy_wakeups`.
+    pub resched_busy_latency_ns: u64,
     /// Forks of workload tasks onto an idle CPU (`N`), and the median time
     /// from it to the switch to the child there, ns: `resched_curr()`'s
     /// IPI to that CPU (`CostModel::fork_idle_ns`).
@@ -562,6 +571,11 @@ pub fn measure_with_calls(
     // Wakees placed on a busy CPU: when, to measure until they run.
     let mut woke_busy: HashMap<u32, u64> = HashMap::new();
     let mut busy_latencies: Vec<u64> = Vec::new();
+    // Wakees placed by another CPU on a busy one, by that CPU: (pid, the
+    // task it ran, when), until its next switch says whether they
+    // preempted it.
+    let mut remote_busy: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); ncpu];
+    let mut resched_latencies: Vec<u64> = Vec::new();
     // Pulls logged by a busy destination, by CPU: their levels, until
     // that CPU's next event says newidle or busy.
     let mut pulls: Vec<Vec<usize>> = vec![Vec::new(); ncpu];
@@ -634,6 +648,11 @@ pub fn measure_with_calls(
                 next,
             } => {
                 m.switches += 1;
+                for (pid, ran, at) in std::mem::take(&mut remote_busy[cpu]) {
+                    if next == pid && prev == ran && preempted(prev_state) {
+                        resched_latencies.push(ts.saturating_sub(at));
+                    }
+                }
                 if workload.contains(&prev) {
                     if let Some(s) = run_start.remove(&prev) {
                         m.task_cpu_ns += ts.saturating_sub(s);
@@ -745,6 +764,16 @@ pub fn measure_with_calls(
                     }
                 } else {
                     woke_busy.insert(pid, ts);
+                    // Enqueued by another CPU, not by the target taking its
+                    // wake list: the target learns of it by IPI.
+                    if e.cpu != target && woken.is_some() {
+                        if let (Some(list), Some(&ran)) = (
+                            remote_busy.get_mut(target as usize),
+                            cur.get(target as usize),
+                        ) {
+                            list.push((pid, ran, ts));
+                        }
+                    }
                     if let Some(w) = &woken {
                         if !topo.share_cache(w.cpu, target) {
                             list_busy_latencies.push(ts.saturating_sub(w.at_ns));
@@ -804,11 +833,13 @@ pub fn measure_with_calls(
     (m.wake_list_busy_wakeups, m.wake_list_busy_latency_ns) =
         count_and_median(&mut list_busy_latencies);
     (m.fork_idle, m.fork_idle_latency_ns) = count_and_median(&mut fork_latencies);
+    (m.resched_busy_wakeups, m.resched_busy_latency_ns) = count_and_median(&mut resched_latencies);
     // count_and_median() sorted them.
     m.spread = LatencySpread {
         wake_idle_ns: spread_of(&latencies),
         wake_list_ns: spread_of(&list_latencies),
         wake_list_busy_ns: spread_of(&list_busy_latencies),
+        resched_busy_ns: spread_of(&resched_latencies),
         fork_idle_ns: spread_of(&fork_latencies),
     };
     (m.busy_wakeups, m.busy_wakeup_latency_ns) = count_and_median(&mut busy_latencies);
@@ -987,6 +1018,30 @@ mod tests {
             (1, 2000)
         );
         assert_eq!(m.wake_list_wakeups, 0, "no idle target");
+    }
+
+    /// A wakee enqueued by another CPU on a busy one (its U logged on the
+    /// waking CPU) that preempts the task there at that CPU's next
+    /// switch: from its U to that switch is `resched_curr()`'s IPI. One
+    /// taken through the wake list (its U on the target) and one whose
+    /// target switched to something else first are not counted.
+    #[test]
+    fn a_remote_wakeup_preemption_from_wakeup_to_switch() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n0 0 T 13 w\n0 0 T 14 w\n0 0 T 15 w\n\
+             0 0 S 0 R 10\n0 1 S 0 R 13\n0 2 S 0 R 14\n0 4 S 0 R 15\n\
+             100 0 W 11 1 t\n105 0 U 11 1\n1605 1 S 13 R 11\n\
+             200 0 W 12 2 t\n205 0 U 12 2\n300 2 S 14 S 0\n\
+             400 0 W 13 4 t\n2400 4 U 13 4\n2410 4 S 15 R 13\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!(
+            (m.resched_busy_wakeups, m.resched_busy_latency_ns),
+            (1, 1500)
+        );
     }
 
     /// A wakeup from another CPU onto an idle one waits for the wake

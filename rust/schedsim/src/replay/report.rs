@@ -417,6 +417,13 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
             1e3,
         ));
     }
+    if g.resched_busy_wakeups > 0 || m.resched_busy_wakeups > 0 {
+        out.push(field(
+            "wakeup preempts a busy CPU elsewhere, us",
+            |x| x.resched_busy_latency_ns,
+            1e3,
+        ));
+    }
     if g.fork_idle > 0 || m.fork_idle > 0 {
         out.push(field(
             "fork to run, idle CPU, us",
@@ -681,11 +688,12 @@ pub fn table(all: &[Replayed]) -> String {
             r.tasks,
             if r.wake_idle_ns > 0 || r.wake_list_ns > 0 || r.fork_idle_ns > 0 {
                 format!(
-                    ", model wakeup to idle {} us, wake list {} us ({} us to a busy CPU across LLCs), fork to idle {} us",
+                    ", model wakeup to idle {} us, wake list {} us ({} us to a busy CPU across LLCs), fork to idle {} us, preempting a busy CPU elsewhere {} us",
                     r.wake_idle_ns / 1000,
                     r.wake_list_ns / 1000,
                     r.wake_list_busy_ns / 1000,
-                    r.fork_idle_ns / 1000
+                    r.fork_idle_ns / 1000,
+                    r.resched_busy_ns / 1000
                 )
             } else {
                 String::new()
@@ -965,6 +973,7 @@ mod tests {
             wake_list_ns: 0,
             wake_list_busy_ns: 0,
             fork_idle_ns: 0,
+            resched_busy_ns: 0,
             latency_spread: false,
             steal_guest: None,
             steal_model: (0, 0),

@@ -576,6 +576,11 @@ enum Ev {
     WakeList {
         cpu: u32,
     },
+    /// `resched_curr()`'s IPI reaches busy `cpu` (`resched_busy_ns`),
+    /// which acts on its `need_resched` if still set.
+    ReschedIpi {
+        cpu: u32,
+    },
     Sample,
 }
 
@@ -1244,6 +1249,7 @@ impl Sim {
                     }
                 }
                 Ev::WakeList { cpu } => self.ttwu_pending(cpu),
+                Ev::ReschedIpi { cpu } => self.resched_ipi(cpu),
                 Ev::Sample => {
                     self.sample();
                     let step = (end / u64::from(self.cfg.samples.max(1))).max(1);
@@ -1803,6 +1809,48 @@ mod tests {
         s.activate(a, 0);
         assert_eq!(s.tasks[a].vruntime, 8_000_000);
         assert_eq!(s.rqs[0].curr, Some(a), "positive lag: a preempts");
+    }
+
+    /// `CostModel::resched_busy_ns`: a wakee that should preempt a CPU
+    /// other than the waker's sets its `need_resched` at once and
+    /// preempts when the IPI arrives (or when that CPU's task enters the
+    /// kernel first); on the waker's own CPU it waits for the syscall's
+    /// return; with no latency given, another CPU is preempted at once.
+    #[test]
+    fn a_remote_wakeup_preemption_waits_for_its_ipi() {
+        let preempt = |waker_cpu: u32, latency_ns: u64| {
+            let (mut s, a, b) = two_on_cpu0();
+            at(&mut s, a, 10, 12);
+            at(&mut s, b, 10, 13);
+            s.block_curr(0, State::Blocked);
+            assert_eq!(s.rqs[0].curr, Some(b));
+            s.tasks[a].vlag = 1_000_000;
+            s.cost.resched_busy_ns = latency_ns;
+            s.syscall_cpu = Some(waker_cpu);
+            let pending = s.events.len();
+            s.activate(a, 0);
+            s.syscall_cpu = None;
+            let pushed = s.events.len() - pending;
+            (s, a, b, pushed)
+        };
+        // From CPU 1, 500 us: flagged, b runs on until the IPI.
+        let (mut s, a, b, pushed) = preempt(1, 500_000);
+        assert_eq!(s.rqs[0].curr, Some(b), "the IPI is on its way");
+        assert!(s.rqs[0].need_resched);
+        assert_eq!(pushed, 1, "one ReschedIpi");
+        s.now_ns += 500_000;
+        s.resched_ipi(0);
+        assert_eq!(s.rqs[0].curr, Some(a), "the IPI preempts");
+        // An IPI that finds the flag acted on does nothing.
+        s.resched_ipi(0);
+        assert_eq!(s.rqs[0].curr, Some(a));
+        // From CPU 1 with no latency: at once.
+        let (s, a, _, pushed) = preempt(1, 0);
+        assert_eq!((s.rqs[0].curr, pushed), (Some(a), 0));
+        // From CPU 0 itself: at the syscall's return, whatever the latency.
+        let (s, _, b, pushed) = preempt(0, 500_000);
+        assert_eq!((s.rqs[0].curr, pushed), (Some(b), 0));
+        assert!(s.rqs[0].need_resched);
     }
 
     /// RUN_TO_PARITY: an eligible `curr` keeps the CPU against a wakee

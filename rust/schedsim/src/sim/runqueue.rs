@@ -306,12 +306,32 @@ impl Sim {
                 _ => false,
             }
         };
-        if preempt {
-            if self.syscall_cpu == Some(cpu) {
+        if !preempt {
+            return;
+        }
+        match self.syscall_cpu {
+            // The waker's own CPU acts on it on the way back from the
+            // syscall.
+            Some(here) if here == cpu => self.rqs[cpu as usize].need_resched = true,
+            // Another CPU's, by IPI, slow under TCG (`resched_busy_ns`):
+            // the flag is set now, so that its task entering the kernel
+            // acts on it first.
+            Some(_) if self.cost.resched_busy_ns > 0 => {
                 self.rqs[cpu as usize].need_resched = true;
-            } else {
-                self.resched(cpu);
+                let wait_ns = self.latency_ns(|s| &s.resched_busy_ns, self.cost.resched_busy_ns);
+                self.push(self.now_ns.saturating_add(wait_ns), Ev::ReschedIpi { cpu });
             }
+            _ => self.resched(cpu),
+        }
+    }
+
+    /// `resched_curr()`'s IPI reaches `cpu` (`CostModel::resched_busy_ns`):
+    /// the `need_resched` it was sent for, unless the CPU acted on it
+    /// already (its task entered the kernel, or blocked).
+    pub(super) fn resched_ipi(&mut self, cpu: u32) {
+        let rq = &self.rqs[cpu as usize];
+        if rq.need_resched && rq.curr.is_some() {
+            self.resched(cpu);
         }
     }
 
