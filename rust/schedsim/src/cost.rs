@@ -92,10 +92,11 @@ pub struct CostModel {
     /// something to the preemption there: `resched_curr()` sets the
     /// flag and sends an IPI, which under single-threaded TCG waits for
     /// the target vCPU's turn, the wakee queued there meanwhile, where a
-    /// balancer can take it (``make replay``: 1.4 ms at the median under
-    /// hackbench on smt2, where a wakee preempts its waker's own CPU in
-    /// 7 us, on the way back from the syscall). The target's task entering
-    /// the kernel before it acts on the flag at once. 0 (at once) by
+    /// balancer can take it (``make replay``: 2.9-5.0 ms at the median
+    /// under hackbench, the medians of each topology's traces, 0.17 ms
+    /// under request-response, where a wakee preempts its waker's own
+    /// CPU in 7 us, on the way back from the syscall). The target's task
+    /// entering the kernel before the IPI comes acts on the flag then. 0 (at once) by
     /// default; `schedsim replay --wake-idle-us guest` sets it. Not in
     /// [`COST_FIELDS`], as `wake_idle_ns`.
     pub resched_busy_ns: u64,
