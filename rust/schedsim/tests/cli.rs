@@ -619,6 +619,54 @@ fn ticks_of_a_traced_run() {
     assert!(err.contains("unknown argument '--x'"), "{err}");
 }
 
+/// The guest's latencies bring two TCG turns with them, each with its
+/// switch off: a replayed timer handled at its idle vCPU's turn
+/// (`--timer-on-time` fires it at its recorded end: request-response's
+/// message threads sleep on one, and the model's moves change), and a
+/// wakeup preemption of another busy CPU after the trace's latency
+/// (`--resched-at-once`: at once, the model's latency row reads 0).
+#[test]
+fn replay_timer_and_resched_turns() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/replay/rr_newidle_backoff.off.head.trace"
+    );
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["replay", "--wake-idle-us", "guest", "--format", "json", f];
+        args.extend_from_slice(extra);
+        let (code, json, err) = schedsim(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&json).unwrap()
+    };
+    let row = |v: &serde_json::Value, metric: &str, side: &str| -> f64 {
+        v[0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == metric)
+            .and_then(|r| r[side].as_f64())
+            .unwrap_or_else(|| panic!("no {side} {metric} in {v}"))
+    };
+    let turns = run(&[]);
+    let guest_ns = turns[0]["replay"]["guest"]["resched_busy_latency_ns"]
+        .as_u64()
+        .unwrap();
+    assert!(guest_ns > 0);
+    assert_eq!(
+        turns[0]["replay"]["resched_busy_ns"].as_u64(),
+        Some(guest_ns)
+    );
+    let preempts = "wakeup preempts a busy CPU elsewhere, us";
+    assert!(row(&turns, preempts, "model") > 0.0);
+    let at_once = run(&["--resched-at-once"]);
+    assert_eq!(at_once[0]["replay"]["resched_busy_ns"].as_u64(), Some(0));
+    assert_eq!(row(&at_once, preempts, "model"), 0.0);
+    let moves = "migrations wakeup MC";
+    let on_time = run(&["--timer-on-time"]);
+    assert_eq!(row(&on_time, moves, "guest"), row(&turns, moves, "guest"));
+    assert_ne!(row(&on_time, moves, "model"), row(&turns, moves, "model"));
+}
+
 /// `--rerun DIR`: the same recording as its own rerun reproduces every
 /// row; a directory without traces, or without these experiments, is
 /// refused.
