@@ -463,6 +463,8 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
     }
     let scripts = Rc::new(scripts);
     let duration_ns = run_length_ns(guest.span_ns);
+    // The guest's own TCG latencies, and the turns that come with them.
+    let tcg_turns = matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread);
     let (wake_idle_ns, wake_list_ns, wake_list_busy_ns, fork_idle_ns, resched_busy_ns) =
         match opts.wake_idle {
             WakeIdle::Off => (0, 0, 0, 0, 0),
@@ -495,23 +497,16 @@ pub fn replay(trace: &Trace, opts: &Opts) -> Result<Replayed, String> {
             resched_busy_ns,
             ..steal
         },
-        spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| {
-            let mut spread = guest.spread.clone();
-            if opts.resched_at_once {
-                spread.resched_busy_ns.clear();
-            }
-            Rc::new(spread)
-        }),
+        // `--resched-at-once` needs nothing here: the model draws a
+        // remote preemption's latency only when its constant is above 0.
+        spread: (opts.wake_idle == WakeIdle::GuestSpread).then(|| Rc::new(guest.spread.clone())),
         // The trace's own odds where its record has its ticks, as its
         // latencies are its own; the pooled ones where it has too few.
-        idle_tick_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread).then(
-            || {
-                let pooled = crate::cost::TCG_IDLE_TICK_TURN;
-                guest.tick_turns.turn(pooled).unwrap_or(pooled)
-            },
-        ),
-        timer_turn: matches!(opts.wake_idle, WakeIdle::Guest | WakeIdle::GuestSpread)
-            && !opts.timer_on_time,
+        idle_tick_turn: tcg_turns.then(|| {
+            let pooled = crate::cost::TCG_IDLE_TICK_TURN;
+            guest.tick_turns.turn(pooled).unwrap_or(pooled)
+        }),
+        timer_turn: tcg_turns && !opts.timer_on_time,
     };
     let cfg = model_config(&topo, &scripts, flags, knobs, opts, duration_ns, &cost);
     let ModelRun {

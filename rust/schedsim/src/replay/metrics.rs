@@ -277,7 +277,7 @@ pub fn workload_pids(events: &[Event], comm: &[String]) -> HashSet<u32> {
 
 /// The latency at `num / den` of `sorted` (0 for none): `(1, 2)` the
 /// median, `(9, 10)` the 90th percentile.
-fn quantile(sorted: &[u64], num: usize, den: usize) -> u64 {
+pub(crate) fn quantile(sorted: &[u64], num: usize, den: usize) -> u64 {
     let at = sorted.len().saturating_mul(num) / den.max(1);
     sorted.get(at).copied().unwrap_or(0)
 }

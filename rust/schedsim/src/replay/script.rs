@@ -21,7 +21,7 @@
 //! either order across CPUs (a `W` recorded before the `S` that blocks),
 //! so a script must not deadlock on their order.
 
-use super::metrics::task_waker;
+use super::metrics::{quantile, task_waker};
 use super::trace::{preempted, Ev, Event};
 use std::collections::{HashMap, HashSet};
 
@@ -124,7 +124,7 @@ impl Script {
             return None;
         }
         sleeps.sort_unstable();
-        sleeps.get(sleeps.len() / 20).copied()
+        Some(quantile(&sleeps, 1, 20))
     }
 }
 
