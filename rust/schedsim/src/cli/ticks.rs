@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `schedsim ticks TRACE...`: what became of the idle CPUs' ticks in
-//! guest traces that logged them (`make replay`'s `SLB_REPLAY_FUNCS`,
-//! `sched_tick()` by default), pooled over the traces: the odds
-//! `cost::TCG_IDLE_TICK_TURN` holds and each replay given the guest's
-//! latencies takes from its own trace (`schedsim::replay::ticks`).
+//! `schedsim ticks TRACE...`: what became of the CPUs' ticks in guest
+//! traces that logged them (`make replay`'s `SLB_REPLAY_FUNCS`,
+//! `sched_tick()` by default), pooled over the traces: for the idle
+//! CPUs, the odds `cost::TCG_IDLE_TICK_TURN` holds and each replay
+//! given the guest's latencies takes from its own trace; for the busy
+//! ones, how many their vCPUs' turns lost (`schedsim::replay::ticks`).
 
 use schedsim::replay::ticks::{TickClass, TickFate, TickTurns};
 use schedsim::replay::{compare, trace};
@@ -52,13 +53,13 @@ fn table(sum: &TickTurns, by_tick: u32, by_balance: u32) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "ticks of CPUs with nothing running or queued, {} traces ({by_tick} by sched_tick(), {by_balance} by sched_balance_softirq()):",
+        "ticks by the CPU's state at the tick's instant, {} traces ({by_tick} by sched_tick(), {by_balance} by sched_balance_softirq()):",
         by_tick + by_balance
     );
     if by_balance > 0 {
         let _ = writeln!(
             s,
-            "  (by sched_balance_softirq(): a tick with no balance due counts as lost)"
+            "  (by sched_balance_softirq(): a tick with no balance due counts as lost; busy CPUs not read)"
         );
     }
     let _ = write!(s, "  {:<17} {:>6}", "state at the tick", "ticks");

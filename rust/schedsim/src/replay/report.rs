@@ -380,7 +380,7 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
     // once).
     let (gt, mt) = (&g.tick_turns, &m.tick_turns);
     if !gt.is_empty() {
-        for class in TickClass::ALL {
+        for class in TickClass::IDLE {
             if gt.total(class) == 0 && mt.total(class) == 0 {
                 continue;
             }
@@ -391,6 +391,17 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     (mt.count(class, fate), mt.total(class)),
                 ));
             }
+        }
+        // A busy vCPU's tick under TCG: the model takes every one (but
+        // with `--tcg-rr`), so this row says how far that is from the
+        // guest's turns.
+        let busy = TickClass::Busy;
+        if gt.total(busy) > 0 || mt.total(busy) > 0 {
+            out.push(share_row(
+                "busy ticks, lost",
+                (gt.count(busy, TickFate::Lost), gt.total(busy)),
+                (mt.count(busy, TickFate::Lost), mt.total(busy)),
+            ));
         }
     }
     // A row of one field of both sides, in `unit` ns (1e3: us, 1e6: ms).
@@ -1045,6 +1056,14 @@ mod tests {
         assert!(all
             .iter()
             .all(|x| !x.metric.starts_with("idle ticks, task waiting")));
+        assert!(all.iter().all(|x| x.metric != "busy ticks, lost"));
+        // A busy CPU's ticks: one row, the share lost.
+        r.guest.tick_turns.counts[3] = [0, 30, 10];
+        r.model.tick_turns.counts[3] = [0, 40, 0];
+        let all = rows(&r);
+        let busy = all.iter().find(|x| x.metric == "busy ticks, lost").unwrap();
+        assert_eq!((busy.guest, busy.model), (0.25, 0.0));
+        assert!(!busy.within);
     }
 
     /// The guest's rerun parts the model's goal rows: those the guest

@@ -6,7 +6,10 @@
 //! [`crate::cost::IdleTickTurn`] models, and each trace's own are given
 //! to its replay (`schedsim replay --wake-idle-us guest`), as its TCG
 //! latencies are (`Documentation/schedsim.rst`, "An idle vCPU's tick
-//! comes on its turn").
+//! comes on its turn"). A busy CPU's tick is read too
+//! ([`TickClass::Busy`]): taken or lost, which the model does not
+//! model (`Documentation/schedsim.rst`, "A busy vCPU's tick comes on
+//! its turn too").
 //!
 //! Why it is a question at all: the guest is `CONFIG_HZ_PERIODIC` at
 //! 250 Hz, its CPUs' ticks aligned, so on hardware every CPU enters
@@ -19,10 +22,9 @@
 //!
 //! How it is read: the tick instants are the record's own, the start of
 //! the 4 ms phase where the `sched_tick()` entries bunch
-//! ([`tick_phase_ns`]). At each instant every CPU with nothing running or
-//! queued is put in a [`TickClass`] by the state the record shows then;
-//! its first `sched_tick()` before the next instant says its
-//! [`TickFate`]. A record that logged only the periodic balance
+//! ([`tick_phase_ns`]). At each instant every CPU is put in a
+//! [`TickClass`] by the state the record shows then; its first
+//! `sched_tick()` before the next instant says its [`TickFate`]. A record that logged only the periodic balance
 //! (`sched_balance_softirq()`) is read the same way with it in the
 //! tick's place ([`TickTurns::by_balance`]), which also counts as lost
 //! every tick whose CPU had no balance due (an idle MC level whose
@@ -60,6 +62,12 @@ pub enum TickClass {
     /// A wakeup is on its way to it (the wake list's IPI): not idle to
     /// `idle_cpu()`.
     Pending = 2,
+    /// It runs a task. Under TCG a busy vCPU takes its timer interrupt
+    /// on its turn too, and a vCPU the host thread does not come back to
+    /// within the period loses it; read only where the record has
+    /// `sched_tick()` itself (a busy CPU's periodic balance is due only
+    /// every `busy_factor` intervals).
+    Busy = 3,
 }
 
 /// What became of a tick.
@@ -67,7 +75,8 @@ pub enum TickClass {
 pub enum TickFate {
     /// Taken with the CPU still free.
     AtOnce = 0,
-    /// Taken after a task came to the CPU: a busy CPU's tick.
+    /// Taken after a task came to the CPU, or with one running: a busy
+    /// CPU's tick.
     AfterWakeup = 1,
     /// None before the next tick instant: merged into it.
     Lost = 2,
@@ -75,7 +84,16 @@ pub enum TickFate {
 
 impl TickClass {
     /// Every class, in [`TickTurns::counts`]' order.
-    pub const ALL: [TickClass; 3] = [TickClass::Free, TickClass::Waiting, TickClass::Pending];
+    pub const ALL: [TickClass; 4] = [
+        TickClass::Free,
+        TickClass::Waiting,
+        TickClass::Pending,
+        TickClass::Busy,
+    ];
+
+    /// The classes of a CPU with nothing running or queued, whose odds
+    /// [`crate::cost::IdleTickTurn`] models.
+    pub const IDLE: [TickClass; 3] = [TickClass::Free, TickClass::Waiting, TickClass::Pending];
 
     /// Its name in the report.
     pub fn name(self) -> &'static str {
@@ -83,6 +101,7 @@ impl TickClass {
             TickClass::Free => "none waiting",
             TickClass::Waiting => "task waiting",
             TickClass::Pending => "wakeup pending",
+            TickClass::Busy => "task running",
         }
     }
 }
@@ -101,12 +120,12 @@ impl TickFate {
     }
 }
 
-/// The idle CPUs' ticks of one record, by class and fate.
+/// The CPUs' ticks of one record, by class and fate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TickTurns {
     /// `counts[class][fate]`, in [`TickClass::ALL`] and [`TickFate::ALL`]
     /// order.
-    pub counts: [[u64; 3]; 3],
+    pub counts: [[u64; 3]; 4],
     /// Read off `sched_balance_softirq()`: the record has no
     /// `sched_tick()` entries.
     pub by_balance: bool,
@@ -264,16 +283,17 @@ impl<'a> TickWatch<'a> {
             for class in self.watch.iter_mut().filter_map(Option::take) {
                 self.turns.counts[class as usize][TickFate::Lost as usize] += 1;
             }
+            let busy = (!self.turns.by_balance).then_some(TickClass::Busy);
             for (c, w) in self.watch.iter_mut().enumerate().take(st.nr_cpus()) {
-                *w = st.empty(c).then(|| {
-                    if st.pending(c) {
-                        TickClass::Pending
-                    } else if waiting {
-                        TickClass::Waiting
-                    } else {
-                        TickClass::Free
-                    }
-                });
+                *w = if !st.empty(c) {
+                    busy
+                } else if st.pending(c) {
+                    Some(TickClass::Pending)
+                } else if waiting {
+                    Some(TickClass::Waiting)
+                } else {
+                    Some(TickClass::Free)
+                };
             }
         }
         self.period = Some(p);
@@ -361,7 +381,7 @@ mod tests {
     }
 
     /// Each watched tick gets one fate, by the state at its instant and
-    /// at its entry; a CPU that runs something is not watched.
+    /// at its entry; a CPU that runs something is watched as busy.
     #[test]
     fn a_ticks_fate_follows_its_instant_and_its_entry() {
         let calls = [call(0, 0, TICK), call(0, 1, TICK)];
@@ -373,7 +393,7 @@ mod tests {
             waiting: false,
         };
         w.advance(100, &st);
-        // Period 1: CPU 0 free, CPU 1 busy (not watched).
+        // Period 1: CPU 0 free, CPU 1 busy.
         w.advance(TICK_NS, &st);
         w.call(&call(TICK_NS, 1, TICK), &st);
         w.call(&call(TICK_NS + 10, 0, TICK), &st);
@@ -396,7 +416,11 @@ mod tests {
         assert_eq!(t.count(TickClass::Free, TickFate::AtOnce), 1);
         assert_eq!(t.count(TickClass::Waiting, TickFate::AfterWakeup), 1);
         assert_eq!(t.count(TickClass::Pending, TickFate::Lost), 3);
-        assert_eq!(t.counts.iter().flatten().sum::<u64>(), 5);
+        // CPU 1 runs a task throughout: its first tick taken, the four
+        // periods after it without one lost.
+        assert_eq!(t.count(TickClass::Busy, TickFate::AfterWakeup), 1);
+        assert_eq!(t.count(TickClass::Busy, TickFate::Lost), 4);
+        assert_eq!(t.counts.iter().flatten().sum::<u64>(), 10);
         // The fifth period's CPU 0 is watched still: no fate yet.
         assert_eq!(w.watch[0], Some(TickClass::Waiting));
     }
