@@ -555,7 +555,7 @@ fn calibrate_takes_tcg_turns_unless_hw_tick() {
     }
 }
 
-/// `schedsim ticks`: the idle CPUs' ticks of a trace whose recording
+/// `schedsim ticks`: the CPUs' ticks of a trace whose recording
 /// logged `sched_tick()` (`make replay`'s default since 2026-12-07), by
 /// the state at each tick's instant; the numbers are those the Python
 /// reading it replaced gave on the same file. Given the guest's
@@ -581,10 +581,37 @@ fn ticks_of_a_traced_run() {
     assert_eq!(row("none waiting"), ["292", "94%", "2%", "4%"], "{out}");
     assert_eq!(row("task waiting"), ["7", "14%", "29%", "57%"], "{out}");
     assert_eq!(row("wakeup pending"), ["32", "0%", "44%", "56%"], "{out}");
+    // A busy CPU's ticks: taken with its task running, or lost.
+    assert_eq!(row("task running"), ["758", "0%", "44%", "56%"], "{out}");
     let (code, json, err) = schedsim(&["replay", "--wake-idle-us", "guest", "--format", "json", f]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let rows = v[0]["rows"].as_array().unwrap();
+    // The model takes every busy CPU's tick; TCG's round (`--tcg-rr`)
+    // loses them as the guest's turns do.
+    let busy_lost = |rows: &[serde_json::Value]| -> (f64, f64) {
+        let r = rows
+            .iter()
+            .find(|r| r["metric"] == "busy ticks, lost")
+            .expect("a busy ticks row");
+        (r["guest"].as_f64().unwrap(), r["model"].as_f64().unwrap())
+    };
+    let (guest, model) = busy_lost(rows);
+    assert!((guest - 427.0 / 758.0).abs() < 1e-9, "{guest}");
+    assert_eq!(model, 0.0);
+    let (code, rr, err) = schedsim(&[
+        "replay",
+        "--wake-idle-us",
+        "guest",
+        "--tcg-rr",
+        "--format",
+        "json",
+        f,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rr: serde_json::Value = serde_json::from_str(&rr).unwrap();
+    let (_, model_rr) = busy_lost(rr[0]["rows"].as_array().unwrap());
+    assert!(model_rr > 0.3, "{model_rr}");
     let at_once = rows
         .iter()
         .find(|r| r["metric"] == "idle ticks, none waiting, at once")
@@ -614,6 +641,7 @@ fn ticks_of_a_traced_run() {
     );
     assert_eq!(rcode, 0);
     assert!(!json.contains("idle ticks,"), "no guest ticks, no rows");
+    assert!(!json.contains("busy ticks,"), "no guest ticks, no rows");
     let (code, _, err) = schedsim(&["ticks", "--x", f]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown argument '--x'"), "{err}");
