@@ -7,9 +7,9 @@
 //! to its replay (`schedsim replay --wake-idle-us guest`), as its TCG
 //! latencies are (`Documentation/schedsim.rst`, "An idle vCPU's tick
 //! comes on its turn"). A busy CPU's tick is read too
-//! ([`TickClass::Busy`]): taken or lost, which the model does not
-//! model (`Documentation/schedsim.rst`, "A busy vCPU's tick comes on
-//! its turn too").
+//! ([`TickClass::Busy`]): taken or lost, which the model loses only
+//! with TCG's round (`--tcg-rr`; `Documentation/schedsim.rst`, "A busy
+//! vCPU's tick comes on its turn too").
 //!
 //! Why it is a question at all: the guest is `CONFIG_HZ_PERIODIC` at
 //! 250 Hz, its CPUs' ticks aligned, so on hardware every CPU enters
@@ -24,7 +24,8 @@
 //! the 4 ms phase where the `sched_tick()` entries bunch
 //! ([`tick_phase_ns`]). At each instant every CPU is put in a
 //! [`TickClass`] by the state the record shows then; its first
-//! `sched_tick()` before the next instant says its [`TickFate`]. A record that logged only the periodic balance
+//! `sched_tick()` before the next instant says its [`TickFate`]. A
+//! record that logged only the periodic balance
 //! (`sched_balance_softirq()`) is read the same way with it in the
 //! tick's place ([`TickTurns::by_balance`]), which also counts as lost
 //! every tick whose CPU had no balance due (an idle MC level whose
@@ -90,10 +91,6 @@ impl TickClass {
         TickClass::Pending,
         TickClass::Busy,
     ];
-
-    /// The classes of a CPU with nothing running or queued, whose odds
-    /// [`crate::cost::IdleTickTurn`] models.
-    pub const IDLE: [TickClass; 3] = [TickClass::Free, TickClass::Waiting, TickClass::Pending];
 
     /// Its name in the report.
     pub fn name(self) -> &'static str {
