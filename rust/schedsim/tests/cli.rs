@@ -734,3 +734,56 @@ fn replay_against_the_guests_rerun() {
     assert_eq!(code, 2);
     assert!(err.contains("no DIR/TOPOLOGY/*.trace there"), "{err}");
 }
+
+/// Every own gap says where it sits (`replay::gaps`), and the table of
+/// them adds up to the census's count: here the test traces' 4, one of
+/// them the seat of the waker, two the decision, and one a balancing
+/// row whose guest trace has no `/proc/schedstat` to part it by.
+#[test]
+fn replay_places_each_own_gap() {
+    let d = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/replay/");
+    let files: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".trace"))
+        .collect();
+    let mut args = vec!["replay"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, err) = schedsim(&args);
+    assert_eq!(code, 0, "{err}");
+    let own: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("the model's own gap: "))
+        .and_then(|n| n.parse().ok())
+        .expect("the census");
+    assert_eq!(own, 4, "{out}");
+    let said: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once("  no: ").map(|(_, s)| s))
+        .collect();
+    assert_eq!(said.len(), own, "{out}");
+    let table: Vec<(String, usize)> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("the model's own gaps by where they sit"))
+        .skip(2)
+        .take_while(|l| l.starts_with("   "))
+        .map(|l| {
+            let (name, rest) = l.trim_start().split_at(34);
+            let rows = rest.split_whitespace().next().unwrap().parse().unwrap();
+            (name.trim_end().to_string(), rows)
+        })
+        .collect();
+    assert_eq!(table.len(), 10, "{out}");
+    assert_eq!(table.iter().map(|(_, n)| n).sum::<usize>(), own, "{out}");
+    for (name, n) in &table {
+        assert_eq!(
+            said.iter().filter(|s| **s == name).count(),
+            *n,
+            "{name}: {out}"
+        );
+    }
+    let rows = |name: &str| table.iter().find(|(n, _)| n == name).map(|(_, n)| *n);
+    assert_eq!(rows("where the waker sat"), Some(1), "{out}");
+    assert_eq!(rows("the wakeup decision"), Some(2), "{out}");
+    assert_eq!(rows("unplaced"), Some(1), "{out}");
+}

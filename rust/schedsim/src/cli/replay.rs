@@ -31,7 +31,7 @@
 //! (`report::rerun_census`).
 
 use schedsim::replay::compare::{Opts, WakeIdle};
-use schedsim::replay::{compare, report, trace};
+use schedsim::replay::{compare, gaps, report, trace};
 
 /// Parses the options and prints the report.
 pub fn main(args: &[String]) -> Result<(), String> {
@@ -163,6 +163,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         );
     } else {
         print!("{}", report::table(&all));
+        print!("{}", gaps::table(&all));
         if earlier.is_some() {
             print!(
                 "{}",

@@ -60,7 +60,7 @@ pub enum WakeIdle {
 }
 
 /// A replay's result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Replayed {
     /// Bench topology.
     pub topology: String,

@@ -126,6 +126,20 @@ pub struct Metrics {
     /// Of each of `seat_prev_busy`, those placed on the waker's CPU: the
     /// loads' answer, given that state.
     pub seat_busy_pulled: Vec<u64>,
+    /// Of each of `seat_wakes`, those placed in the waker's LLC: above
+    /// the LLC the decision is `wake_affine()`'s (the waker's LLC or the
+    /// previous one), and `select_idle_sibling()` then picks a CPU in it
+    /// that need not be the waker's.
+    pub seat_in_llc: Vec<u64>,
+    /// Of each of `seat_wakes`, the wakeup moves by level (`[seat][k]`,
+    /// as `migrations.wakeup`): a move within the LLC is as often the
+    /// work of `select_idle_sibling()` around a waker on the wakee's own
+    /// CPU as a pull to a waker beside it.
+    pub seat_moves: Vec<Vec<u64>>,
+    /// How many of the lowest levels of `migrations.levels` span CPUs of
+    /// one LLC (`SD_SHARE_LLC`): a wakeup move at such a level stayed in
+    /// its LLC.
+    pub llc_levels: usize,
     /// Balancer moves per level (as `migrations.balance`), by
     /// [`Puller`] in [`Puller::ALL`]'s order.
     pub balance_by: Vec<[u64; 5]>,
@@ -536,6 +550,13 @@ pub fn measure_with_calls(
     m.seat_pulled = vec![0; m.migrations.levels.len() + 1];
     m.seat_prev_busy = vec![0; m.migrations.levels.len() + 1];
     m.seat_busy_pulled = vec![0; m.migrations.levels.len() + 1];
+    m.seat_in_llc = vec![0; m.migrations.levels.len() + 1];
+    m.seat_moves = vec![vec![0; m.migrations.levels.len()]; m.migrations.levels.len() + 1];
+    m.llc_levels = topo.domains.first().map_or(0, |d| {
+        d.iter()
+            .take_while(|x| x.flags & crate::topology::SD_SHARE_LLC != 0)
+            .count()
+    });
     m.stretch_events = stretch_median(events);
     // What each CPU runs: before its first switch, that switch's prev; a
     // CPU that never switched ran nothing the record knows of (the model's
@@ -797,6 +818,10 @@ pub fn measure_with_calls(
                         let seat = level_of(topo, wcpu, prev).map_or(0, |k| k + 1);
                         m.seat_wakes[seat] += 1;
                         m.seat_pulled[seat] += u64::from(wcpu == target);
+                        m.seat_in_llc[seat] += u64::from(topo.share_cache(wcpu, target));
+                        if let Some(k) = moved_from.and_then(|from| level_of(topo, from, target)) {
+                            m.seat_moves[seat][k] += 1;
+                        }
                         if prev_busy {
                             m.seat_prev_busy[seat] += 1;
                             m.seat_busy_pulled[seat] += u64::from(wcpu == target);
@@ -926,6 +951,8 @@ mod tests {
         // is what runs there.
         assert_eq!(m.seat_prev_busy, vec![1, 0, 1]);
         assert_eq!(m.seat_busy_pulled, vec![1, 0, 1]);
+        assert_eq!(m.seat_in_llc, vec![1, 1, 1]);
+        assert_eq!(m.seat_moves, vec![vec![0, 0], vec![0, 0], vec![0, 1]]);
     }
 
     /// Who made each balancer move: CPU 0's newidle pull (it logs the
@@ -952,6 +979,29 @@ mod tests {
         assert_eq!(m.migrations.balance, vec![3, 3]);
         // [newidle, busy, idle, active, other] at MC, then PKG.
         assert_eq!(m.balance_by, vec![[1, 0, 0, 1, 1], [0, 2, 1, 0, 0]]);
+    }
+
+    /// Above the LLC the decision is the LLC, not the CPU: 11 (last on
+    /// CPU 5) is woken from CPU 0 and stays in its own LLC, 12 (last on
+    /// CPU 6) goes to CPU 1, beside the waker but not onto it.
+    #[test]
+    fn a_wake_across_llcs_counts_where_it_went_by_llc() {
+        let t = parse(
+            "# slb-trace 1\n# topology guittot cpus 8\n# comm w\n\
+             0 0 T 10 w\n0 0 T 11 w\n0 0 T 12 w\n\
+             0 0 S 0 R 10\n\
+             100 0 W 11 5 t\n110 5 U 11 5\n\
+             200 0 W 12 6 t\n200 0 M 12 6 1\n210 1 U 12 1\n",
+        )
+        .unwrap();
+        let w = workload_pids(&t.events, &["w".to_string()]);
+        let m = measure(&t.events, &two_llcs(), &w);
+        assert_eq!(m.llc_levels, 1, "MC is the LLC, PKG is not");
+        assert_eq!(m.seat_wakes, vec![0, 0, 2]);
+        assert_eq!(m.seat_pulled, vec![0, 0, 0]);
+        assert_eq!(m.seat_in_llc, vec![0, 0, 1]);
+        // 12 moved from CPU 6 to CPU 1, across the LLCs: at PKG.
+        assert_eq!(m.seat_moves, vec![vec![0, 0], vec![0, 0], vec![0, 1]]);
     }
 
     /// The stretch a typical event is in: CPU 0 logs four events in a

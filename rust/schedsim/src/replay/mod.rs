@@ -13,9 +13,11 @@
 //! - `ticks.rs`: what became of each idle CPU's tick (`sched_tick()`'s
 //!   `B` lines): taken at once, after a wakeup, or lost;
 //! - `compare.rs`: one trace replayed and measured both ways;
-//! - `report.rs`: model against guest, per trace and per on/off pair.
+//! - `report.rs`: model against guest, per trace and per on/off pair;
+//! - `gaps.rs`: where each of the model's own gaps sits.
 
 pub mod compare;
+pub mod gaps;
 pub mod metrics;
 pub mod report;
 pub mod script;

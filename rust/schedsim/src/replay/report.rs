@@ -329,6 +329,15 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     (found(mb), mn),
                 ));
                 if found(gb) > 0 || found(mb) > 0 {
+                    // The mean imbalance of those that found one
+                    // (`lb_imbalance`, load units for a load balance):
+                    // how much there was to move.
+                    let mean = |b| at(b, "lb_imbalance") as f64 / (found(b) as f64).max(1.0);
+                    out.push(row(
+                        format!("balance {name}, {ty}, imbalance found"),
+                        mean(gb),
+                        mean(mb),
+                    ));
                     out.push(share_row(
                         &format!("balance {name}, {ty}, failed"),
                         (at(gb, "lb_failed"), found(gb)),
@@ -753,15 +762,19 @@ pub fn table(all: &[Replayed]) -> String {
             "measure", "guest", "model", "ratio", "control"
         );
         for row in rows(r) {
+            // An own gap says where it sits (`gaps::Signature`).
+            let said = match super::gaps::signature(r, &row) {
+                Some(sig) => format!("no: {}", sig.name()),
+                None => verdict(&row).to_string(),
+            };
             let _ = writeln!(
                 s,
-                "   {:<W$} {:>10} {:>10} {:>7} {:>7}  {}",
+                "   {:<W$} {:>10} {:>10} {:>7} {:>7}  {said}",
                 row.metric,
                 num(row.guest),
                 num(row.model),
                 ratio(row.ratio),
                 ratio(row.control),
-                verdict(&row)
             );
         }
     }
@@ -975,40 +988,7 @@ mod tests {
             state: "on".into(),
             flag: "-".into(),
             tasks: 2,
-            guest: Metrics::default(),
-            model: Metrics::default(),
-            unknown_features: Vec::new(),
-            guest_differs: None,
-            model_acted: None,
-            cut: false,
-            wake_idle_ns: 0,
-            wake_list_ns: 0,
-            wake_list_busy_ns: 0,
-            fork_idle_ns: 0,
-            resched_busy_ns: 0,
-            latency_spread: false,
-            steal_guest: None,
-            steal_model: (0, 0),
-            newidle_guest: None,
-            newidle_model: (0, 0),
-            idle_cpus_guest: None,
-            idle_cpus_model: (0, 0),
-            detach_skip_guest: None,
-            detach_skip_model: (0, 0),
-            balance_guest: None,
-            balance_model: BTreeMap::new(),
-            model_early_wakes: EarlyWakes::default(),
-            model_stuck_ns: None,
-            control: Metrics::default(),
-            steal_control: (0, 0),
-            newidle_control: (0, 0),
-            idle_cpus_control: (0, 0),
-            detach_skip_control: (0, 0),
-            balance_control: BTreeMap::new(),
-            control_early_wakes: EarlyWakes::default(),
-            control_stuck_ns: None,
-            model_events: Vec::new(),
-            model_calls: Vec::new(),
+            ..Replayed::default()
         };
         r.guest.wakeups = 1000;
         r.model.wakeups = model;
