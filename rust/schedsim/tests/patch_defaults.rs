@@ -19,6 +19,10 @@
 //!   not copy, are stated by the patches in words ("after N x 5 newidle
 //!   balances"); each is read from one exact phrase of one patch.
 //!
+//! - State: each field the series adds to a per-CPU or per-LLC
+//!   structure is listed once ([`STATE`]) with the simulator's field that
+//!   keeps it, in a structure of the same scope ([`HOMES`]).
+//!
 //! Every lookup must find what it looks for, exactly once where that
 //! matters, and every value must parse, or the test fails with a message
 //! naming the patch (or `patches/series`) and the pattern: a renamed
@@ -592,4 +596,151 @@ fn the_reader_follows_the_series_and_fails_loudly() {
     assert!(stated(&prose, "0009", "x", "y")
         .unwrap_err()
         .contains("0009-*"));
+}
+
+/// Where the simulator keeps a piece of state the series adds to a C
+/// structure.
+enum Mirror {
+    /// In the field `field` of the simulator's structure `home`
+    /// (`src/sim/mod.rs` or `src/topology.rs`).
+    Field {
+        home: &'static str,
+        field: &'static str,
+    },
+    /// Not kept as such, and why.
+    Not(&'static str),
+}
+
+/// The C structures the series adds state to, each with the simulator's
+/// structures that may hold a copy: per CPU stays per CPU, per LLC per
+/// LLC. SIS_PROP's scan cost sat in the simulator's per-LLC state while
+/// patch 0012 keeps it in `struct rq`; this table is what says that is
+/// wrong.
+const HOMES: [(&str, &str, &[&str]); 3] = [
+    ("kernel/sched/sched.h", "struct rq", &["Rq"]),
+    (
+        "kernel/sched/sched.h",
+        "struct sched_lb_llc",
+        &["LlcShared", "Topology"],
+    ),
+    (
+        "include/linux/sched/topology.h",
+        "struct sched_domain_shared",
+        &["LlcShared"],
+    ),
+];
+
+/// Every field the series leaves in a structure of [`HOMES`], and where
+/// the simulator keeps it: one list, which a new field fails until it
+/// says.
+const STATE: [(&str, &str, Mirror); 14] = [
+    ("struct rq", "sis_avg_scan_cost", Mirror::Field { home: "Rq", field: "sis_avg_scan_cost_ns" }),
+    ("struct rq", "wake_avg", Mirror::Field { home: "Rq", field: "wake_avg_ns" }),
+    ("struct rq", "wake_stamp", Mirror::Field { home: "Rq", field: "wake_stamp" }),
+    ("struct rq", "newidle_fail_streak", Mirror::Field { home: "Rq", field: "newidle_streak" }),
+    ("struct rq", "newidle_fail_stamp", Mirror::Field { home: "Rq", field: "newidle_streak" }),
+    ("struct rq", "avg_steal_cost", Mirror::Field { home: "Rq", field: "avg_steal_cost_ns" }),
+    ("struct rq", "steal_cost_stamp", Mirror::Field { home: "Rq", field: "steal_cost_stamp" }),
+    (
+        "struct rq",
+        "steal_overloaded",
+        Mirror::Not("the kernel's copy of the CPU's bit, kept so that an update writes the mask only on a change; the model reads its bit in LlcShared::overloaded"),
+    ),
+    ("struct sched_lb_llc", "smt_weight", Mirror::Field { home: "Topology", field: "smt_weight" }),
+    ("struct sched_lb_llc", "cores", Mirror::Field { home: "Topology", field: "llc_cores" }),
+    ("struct sched_lb_llc", "steal_mask", Mirror::Field { home: "LlcShared", field: "overloaded" }),
+    ("struct sched_lb_llc", "steal_base", Mirror::Field { home: "LlcShared", field: "overloaded_base" }),
+    ("struct sched_lb_llc", "steal_words", Mirror::Not("the length of LlcShared::overloaded")),
+    (
+        "struct sched_domain_shared",
+        "lb_llc",
+        Mirror::Not("the pointer to struct sched_lb_llc, which LlcShared is"),
+    ),
+];
+
+/// The fields the series leaves in `strukt` (`struct rq` and the like)
+/// in `file`: `+` lines inside its body, `type name;` or `type name[];`.
+fn fields(series: &[Patch], file: &str, strukt: &str) -> Result<Vec<(String, Def)>, String> {
+    let opening = format!("{strukt} {{");
+    surviving(series, file, |c| {
+        if !c.scope.starts_with(&opening) {
+            return None;
+        }
+        let decl = c.text.trim().strip_suffix(';')?;
+        if decl.contains('(') || decl.starts_with('#') || decl.starts_with("/*") {
+            return None;
+        }
+        let name = decl
+            .rsplit(|ch: char| ch.is_whitespace() || ch == '*')
+            .next()?
+            .split('[')
+            .next()?;
+        (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            .then(|| (name.to_string(), strukt.to_string()))
+    })
+}
+
+/// The `pub` fields of the simulator's `pub struct home` in `src/sim/mod.rs`
+/// or `src/topology.rs`.
+fn sim_fields(home: &str) -> Result<Vec<String>, String> {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let opening = format!("pub struct {home} {{");
+    for file in ["sim/mod.rs", "topology.rs"] {
+        let text = fs::read_to_string(src.join(file)).map_err(|e| format!("src/{file}: {e}"))?;
+        let Some((_, body)) = text.split_once(&opening) else {
+            continue;
+        };
+        let body = body.split("\n}").next().unwrap_or(body);
+        return Ok(body
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("pub "))
+            .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_string()))
+            .collect());
+    }
+    Err(format!(
+        "no `{opening}` in src/sim/mod.rs or src/topology.rs"
+    ))
+}
+
+/// The state the series adds lives where the simulator keeps its copy:
+/// per CPU or per LLC as the patch has it, in a field that exists.
+#[test]
+fn state_lives_where_the_series_keeps_it() {
+    let series = series();
+    let mut left = Vec::new();
+    for (file, strukt, _) in HOMES {
+        left.extend(ok(fields(&series, file, strukt)));
+    }
+    for (field, def) in &left {
+        assert!(
+            STATE.iter().any(|(s, f, _)| f == field && *s == def.value),
+            "{}: the series adds `{field}` to `{}`; say in STATE where the simulator keeps it",
+            def.origin,
+            def.value
+        );
+    }
+    for (strukt, field, mirror) in &STATE {
+        assert!(
+            left.iter().any(|(f, d)| f == field && d.value == *strukt),
+            "STATE names `{strukt}.{field}`, which the series does not leave"
+        );
+        let (home, ours) = match mirror {
+            Mirror::Field { home, field } => (home, field),
+            Mirror::Not(why) => {
+                assert!(!why.trim().is_empty(), "`{strukt}.{field}`: say why none");
+                continue;
+            }
+        };
+        let (_, _, homes) = HOMES.iter().find(|(_, s, _)| s == strukt).unwrap();
+        assert!(
+            homes.contains(home),
+            "`{strukt}.{field}` is kept in {home}, but {strukt} is per {}: {homes:?}",
+            if *strukt == "struct rq" { "CPU" } else { "LLC" }
+        );
+        let have = ok(sim_fields(home));
+        assert!(
+            have.iter().any(|f| f == ours),
+            "{home} has no field `{ours}`: {have:?}"
+        );
+    }
 }
