@@ -418,100 +418,74 @@ mod tests {
         assert_eq!(signature(&r, &row), None);
     }
 
+    /// One run's wakes for [`a_wakeup_gap_sits_with_the_wakeups_the_seat_or_the_decision`]:
+    /// task wakeups, then by seat (on the previous CPU, across MC, across
+    /// PKG) the wakes, the moves at PKG and those placed in the waker's
+    /// LLC.
+    type Wakes = (u64, [u64; 3], [u64; 3], [u64; 3]);
+
+    fn set(m: &mut Metrics, (wakeups, seats, moves_pkg, llc): Wakes) {
+        m.task_wakeups = wakeups;
+        m.seat_wakes = seats.to_vec();
+        m.seat_moves = moves_pkg.iter().map(|&x| vec![0, x]).collect();
+        m.seat_in_llc = llc.to_vec();
+        m.in_waker_llc = llc.iter().sum();
+        m.migrations.wakeup[1] = moves_pkg.iter().sum();
+    }
+
     /// A wakeup gap sits with the wakeups, the seat or the decision:
     /// whichever moves the row the most.
     #[test]
     fn a_wakeup_gap_sits_with_the_wakeups_the_seat_or_the_decision() {
-        let mut r = replay();
-        let set =
-            |m: &mut Metrics, wakeups, seats: [u64; 3], moves_pkg: [u64; 3], llc: [u64; 3]| {
-                m.task_wakeups = wakeups;
-                m.seat_wakes = seats.to_vec();
-                m.seat_moves = moves_pkg.iter().map(|&x| vec![0, x]).collect();
-                m.seat_in_llc = llc.to_vec();
-                m.in_waker_llc = llc.iter().sum();
-                m.migrations.wakeup[1] = moves_pkg.iter().sum();
-            };
-        // The guest: of 1000 wakes 200 with the waker across PKG, half
+        const PKG: &str = "migrations wakeup PKG";
+        const LLC: &str = "wakeups in waker's LLC";
+        // Of the guest's 1000 wakes, 200 with the waker across PKG, half
         // of those moved into its LLC.
-        set(
-            &mut r.guest,
-            1000,
-            [600, 200, 200],
-            [0, 0, 100],
-            [600, 200, 100],
-        );
-        // The model: as many across PKG, a quarter moved.
-        set(
-            &mut r.model,
-            1000,
-            [600, 200, 200],
-            [0, 0, 50],
-            [600, 200, 50],
-        );
-        let row = row_of(&r, "migrations wakeup PKG");
-        assert_eq!(signature(&r, &row), Some(Signature::WakeDecision));
-        // Half as many across PKG, each moved as the guest's.
-        set(
-            &mut r.model,
-            1000,
-            [700, 200, 100],
-            [0, 0, 50],
-            [700, 200, 50],
-        );
-        assert_eq!(signature(&r, &row), Some(Signature::WakerSeat));
-        // LLC placement reads the odds of landing in the waker's LLC:
-        // the guest's wakers across PKG got a tenth, and the model's sit
-        // there more often.
-        set(
-            &mut r.guest,
-            1000,
-            [600, 200, 200],
-            [0, 0, 100],
-            [600, 200, 20],
-        );
-        set(
-            &mut r.model,
-            1000,
-            [200, 100, 700],
-            [0, 0, 350],
-            [200, 100, 70],
-        );
-        let llc = row_of(&r, "wakeups in waker's LLC");
-        assert_eq!(signature(&r, &llc), Some(Signature::WakerSeat));
-        // The same seats, six times the odds across PKG: the decision.
-        set(
-            &mut r.guest,
-            1000,
-            [200, 100, 700],
-            [0, 0, 350],
-            [200, 100, 70],
-        );
-        set(
-            &mut r.model,
-            1000,
-            [200, 100, 700],
-            [0, 0, 350],
-            [200, 100, 420],
-        );
-        let llc = row_of(&r, "wakeups in waker's LLC");
-        assert_eq!(signature(&r, &llc), Some(Signature::WakeDecision));
-        set(
-            &mut r.guest,
-            1000,
-            [600, 200, 200],
-            [0, 0, 100],
-            [600, 200, 100],
-        );
-        // Half the wakeups, each as the guest's: the wakes replay lost.
-        set(
-            &mut r.model,
-            500,
-            [300, 100, 100],
-            [0, 0, 50],
-            [300, 100, 50],
-        );
-        assert_eq!(signature(&r, &row), Some(Signature::Wakeups));
+        const GUEST: Wakes = (1000, [600, 200, 200], [0, 0, 100], [600, 200, 100]);
+        // The guest's wakers across PKG got into their LLC a tenth of
+        // the time; and another guest, whose wakers sat across PKG most.
+        const TENTH: Wakes = (1000, [600, 200, 200], [0, 0, 100], [600, 200, 20]);
+        const FAR: Wakes = (1000, [200, 100, 700], [0, 0, 350], [200, 100, 70]);
+        let cases: [(&str, Wakes, Wakes, Signature); 5] = [
+            // As many across PKG, a quarter moved.
+            (
+                PKG,
+                GUEST,
+                (1000, [600, 200, 200], [0, 0, 50], [600, 200, 50]),
+                Signature::WakeDecision,
+            ),
+            // Half as many across PKG, each moved as the guest's.
+            (
+                PKG,
+                GUEST,
+                (1000, [700, 200, 100], [0, 0, 50], [700, 200, 50]),
+                Signature::WakerSeat,
+            ),
+            // Half the wakeups, each as the guest's: the wakes replay lost.
+            (
+                PKG,
+                GUEST,
+                (500, [300, 100, 100], [0, 0, 50], [300, 100, 50]),
+                Signature::Wakeups,
+            ),
+            // LLC placement reads the odds of landing in the waker's LLC:
+            // the model's wakers sit across PKG more often.
+            (LLC, TENTH, FAR, Signature::WakerSeat),
+            // The same seats, six times the odds across PKG.
+            (
+                LLC,
+                FAR,
+                (1000, [200, 100, 700], [0, 0, 350], [200, 100, 420]),
+                Signature::WakeDecision,
+            ),
+        ];
+        for (metric, guest, model, want) in cases {
+            let mut r = replay();
+            set(&mut r.guest, guest);
+            set(&mut r.model, model);
+            let row = row_of(&r, metric);
+            assert_eq!(signature(&r, &row), Some(want), "{metric}: {model:?}");
+        }
     }
 
     /// The two parts of a shift-share add up to the change of the rate.
