@@ -164,7 +164,11 @@ def main(argv):
                     before = blocks[0] if blocks else {}
                     after = blocks[-1] if len(blocks) > 1 else {}
                     balance = None
-                    if done["counters"] == "run" and len(dumps) == 2:
+                    # Both dumps before the trace's: the run's alone. A
+                    # run without the module (hook_overhead off) has no
+                    # module counters to say so, and its schedstat is
+                    # the kernel's all the same.
+                    if len(dumps) == 2:
                         b0, b1 = (balance_counters(d, levels) for d in dumps)
                         if b0 is not None and b1 is not None:
                             balance = {k: v - b0.get(k, 0) for k, v in b1.items()}

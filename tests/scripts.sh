@@ -1043,6 +1043,14 @@ expect_pass "replay_extract: ... summed per level and idle type" "^same$" bash -
 	"grep -E '^# schedstat lb_(count|balanced)_idle@' '$tmp/replay-ss/hb_steal.on.r1.trace' |
 		diff - <(printf '%s\n' '# schedstat lb_balanced_idle@MC 0' '# schedstat lb_balanced_idle@NUMA 0' \
 			'# schedstat lb_count_idle@MC 14' '# schedstat lb_count_idle@NUMA 5') && echo same"
+# A run without the module (hook_overhead off) has no module counters,
+# and its schedstat all the same.
+grep -v '^SLB-BENCH-CTR' "$tmp/replay.ss.log" > "$tmp/replay.ssnomod.log"
+expect_pass "replay_extract: a run without the module" "hb_steal.on.r1.trace: 2 events" \
+	python3 "$root/scripts/replay_extract.py" "$tmp/replay.ssnomod.log" "$rconf" numa2 8 "$tmp/replay-ssnm"
+expect_pass "replay_extract: ... has its schedstat" "^same$" bash -c \
+	"diff <(grep '^# schedstat' '$tmp/replay-ss/hb_steal.on.r1.trace') \
+		<(grep '^# schedstat' '$tmp/replay-ssnm/hb_steal.on.r1.trace') && echo same"
 # A domain line a console message cut short: no schedstat for that run,
 # rather than counts that are not its own.
 sed '0,/^domain1 ff 0 0 0 0 0 0 0 0 9 1/s//domain1 ff 0 0 0 0 0[   12.3] clocksource: Long readout interval/' \
