@@ -228,10 +228,13 @@ impl Header {
         self.ctr.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
     }
 
-    /// The run's balance counters (`# schedstat`), if the header has them
-    /// and they counted the run alone (`counters_run`), as `ctr` reads.
+    /// The run's balance counters (`# schedstat`), if the header has
+    /// them. `replay_extract.py` writes them only where both of the run's
+    /// `/proc/schedstat` dumps came before the trace's dump, so they are
+    /// the run's alone whether or not the module's counters were there to
+    /// say so (`counters_run`: a run without the module has none).
     pub fn run_schedstat(&self) -> Option<&[(String, u64)]> {
-        (self.counters_run && !self.schedstat.is_empty()).then_some(&self.schedstat[..])
+        (!self.schedstat.is_empty()).then_some(&self.schedstat[..])
     }
 
     /// What of the run's counters the events cover: `duration_ns` over
