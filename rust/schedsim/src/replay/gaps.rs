@@ -49,8 +49,7 @@
 
 use super::compare::Replayed;
 use super::metrics::{Metrics, Puller};
-use super::report::{self, Row, TOLERANCE};
-use std::collections::BTreeMap;
+use super::report::{self, mean_imbalance, Row, TOLERANCE};
 use std::fmt::Write as _;
 
 /// Where an own gap sits.
@@ -123,18 +122,6 @@ fn far(ratio: f64) -> f64 {
     } else {
         ratio.ln().abs()
     }
-}
-
-/// The mean imbalance of the balances of idle type `ty` at `level` that
-/// found one (`lb_imbalance` over `lb_count - lb_balanced`).
-fn mean_imbalance(b: &BTreeMap<String, u64>, ty: &str, level: &str) -> Option<f64> {
-    let at = |field: &str| {
-        b.get(&format!("{field}_{ty}@{level}"))
-            .copied()
-            .unwrap_or(0)
-    };
-    let found = at("lb_count").saturating_sub(at("lb_balanced"));
-    (found > 0).then(|| at("lb_imbalance") as f64 / found as f64)
 }
 
 /// Per task wakeup, what a wakeup row counts, parted by seat: for each
@@ -262,12 +249,10 @@ pub fn signature(r: &Replayed, row: &Row) -> Option<Signature> {
                 .map(|(p, _)| p);
             Some(match by {
                 Some(Puller::Busy) => {
-                    let imbalance = |b: Option<&BTreeMap<String, u64>>| {
-                        b.and_then(|b| mean_imbalance(b, "busy", level))
-                    };
+                    let guest = r.balance_guest.as_ref();
                     match (
-                        imbalance(r.balance_guest.as_ref()),
-                        imbalance(Some(&r.balance_model)),
+                        guest.and_then(|b| mean_imbalance(b, "busy", level)),
+                        mean_imbalance(&r.balance_model, "busy", level),
                     ) {
                         (Some(gi), Some(mi)) if gi > 0.0 && mi / gi < 1.0 - TOLERANCE => {
                             Signature::BusyImbalance
@@ -329,26 +314,13 @@ pub fn table(all: &[Replayed]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn a_ratio_is_as_far_either_way_and_zero_infinitely() {
         assert!((far(0.5) - far(2.0)).abs() < 1e-12);
         assert_eq!(far(1.0), 0.0);
         assert_eq!(far(0.0), f64::INFINITY);
-    }
-
-    #[test]
-    fn a_busy_balances_imbalance_is_its_mean_over_those_that_found_one() {
-        let b: BTreeMap<String, u64> = [
-            ("lb_count_busy@MC", 10),
-            ("lb_balanced_busy@MC", 6),
-            ("lb_imbalance_busy@MC", 2000),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        assert_eq!(mean_imbalance(&b, "busy", "MC"), Some(500.0));
-        assert_eq!(mean_imbalance(&b, "busy", "PKG"), None);
     }
 
     /// A replay on two levels (MC, the LLC; PKG above it) whose guest

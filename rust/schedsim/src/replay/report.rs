@@ -132,6 +132,20 @@ pub fn graded(metric: &str) -> bool {
     metric.starts_with("migrations") || metric == "wakeups in waker's LLC"
 }
 
+/// The mean imbalance of the balances of idle type `ty` at `level` that
+/// found one (`lb_imbalance` over `lb_count - lb_balanced`; load units for
+/// a load balance), from balance counters keyed `lb_count_idle@MC` and
+/// the like; None where none found one.
+pub fn mean_imbalance(b: &BTreeMap<String, u64>, ty: &str, level: &str) -> Option<f64> {
+    let at = |field: &str| {
+        b.get(&format!("{field}_{ty}@{level}"))
+            .copied()
+            .unwrap_or(0)
+    };
+    let found = at("lb_count").saturating_sub(at("lb_balanced"));
+    (found > 0).then(|| at("lb_imbalance") as f64 / found as f64)
+}
+
 /// One run as [`compare`] reads it: its measures and the module's
 /// counters it has.
 struct Side<'a> {
@@ -329,10 +343,8 @@ fn compare(gs: Side, ms: Side) -> Vec<Row> {
                     (found(mb), mn),
                 ));
                 if found(gb) > 0 || found(mb) > 0 {
-                    // The mean imbalance of those that found one
-                    // (`lb_imbalance`, load units for a load balance):
-                    // how much there was to move.
-                    let mean = |b| at(b, "lb_imbalance") as f64 / (found(b) as f64).max(1.0);
+                    // How much there was to move (0 where none found).
+                    let mean = |b| mean_imbalance(b, ty, name).unwrap_or(0.0);
                     out.push(row(
                         format!("balance {name}, {ty}, imbalance found"),
                         mean(gb),
@@ -1139,5 +1151,19 @@ mod tests {
             t.contains("not, but within 20% of the control's ratio"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn a_busy_balances_imbalance_is_its_mean_over_those_that_found_one() {
+        let b: BTreeMap<String, u64> = [
+            ("lb_count_busy@MC", 10),
+            ("lb_balanced_busy@MC", 6),
+            ("lb_imbalance_busy@MC", 2000),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(mean_imbalance(&b, "busy", "MC"), Some(500.0));
+        assert_eq!(mean_imbalance(&b, "busy", "PKG"), None);
     }
 }
