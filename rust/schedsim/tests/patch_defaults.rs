@@ -611,21 +611,23 @@ enum Mirror {
     Not(&'static str),
 }
 
-/// The C structures the series adds state to, each with the simulator's
-/// structures that may hold a copy: per CPU stays per CPU, per LLC per
+/// The C structures the series adds state to, each with its scope and the
+/// simulator's structures that may hold a copy: per CPU stays per CPU, per LLC per
 /// LLC. SIS_PROP's scan cost sat in the simulator's per-LLC state while
 /// patch 0012 keeps it in `struct rq`; this table is what says that is
 /// wrong.
-const HOMES: [(&str, &str, &[&str]); 3] = [
-    ("kernel/sched/sched.h", "struct rq", &["Rq"]),
+const HOMES: [(&str, &str, &str, &[&str]); 3] = [
+    ("kernel/sched/sched.h", "struct rq", "CPU", &["Rq"]),
     (
         "kernel/sched/sched.h",
         "struct sched_lb_llc",
+        "LLC",
         &["LlcShared", "Topology"],
     ),
     (
         "include/linux/sched/topology.h",
         "struct sched_domain_shared",
+        "LLC",
         &["LlcShared"],
     ),
 ];
@@ -708,7 +710,7 @@ fn sim_fields(home: &str) -> Result<Vec<String>, String> {
 fn state_lives_where_the_series_keeps_it() {
     let series = series();
     let mut left = Vec::new();
-    for (file, strukt, _) in HOMES {
+    for (file, strukt, _, _) in HOMES {
         left.extend(ok(fields(&series, file, strukt)));
     }
     for (field, def) in &left {
@@ -731,11 +733,10 @@ fn state_lives_where_the_series_keeps_it() {
                 continue;
             }
         };
-        let (_, _, homes) = HOMES.iter().find(|(_, s, _)| s == strukt).unwrap();
+        let (_, _, per, homes) = HOMES.iter().find(|(_, s, _, _)| s == strukt).unwrap();
         assert!(
             homes.contains(home),
-            "`{strukt}.{field}` is kept in {home}, but {strukt} is per {}: {homes:?}",
-            if *strukt == "struct rq" { "CPU" } else { "LLC" }
+            "`{strukt}.{field}` is kept in {home}, but {strukt} is per {per}: {homes:?}"
         );
         let have = ok(sim_fields(home));
         assert!(
